@@ -1,0 +1,38 @@
+# Two commands do all set-up on a fresh machine: `make demo` and `make test`.
+VENV   ?= .venv
+PYTHON ?= python3
+BIN    := $(VENV)/bin
+PYTEST_WORKERS ?= 2
+
+.PHONY: install services test lint demo bench clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $@
+
+# PostgreSQL, Redis and OpenSSH's sshd: installed and started when missing or down.
+services:
+	bash scripts/services.sh
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: install services
+	$(BIN)/ruff check .
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
+
+# The service on embedded defaults: seeds (or reuses) a demo account, syncs it, prints a
+# key with curl examples, and runs the API on :8000 and the Dagster UI on :3000.
+demo: install
+	$(BIN)/quarry demo start
+
+bench: install
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .quarry .pytest_cache .ruff_cache

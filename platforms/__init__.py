@@ -1,0 +1,1 @@
+"""Commerce platforms: one connector interface, a demo platform, later Shopify."""

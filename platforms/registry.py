@@ -1,0 +1,26 @@
+"""Which connector serves a store, by the store's platform kind."""
+
+from __future__ import annotations
+
+from quarry.errors import ConfigurationError
+from quarry.settings import Settings
+from registry.models import Store
+
+from platforms.base import Connector
+
+
+def connector_for(settings: Settings, store: Store) -> Connector:
+    """The connector that reads `store` from its platform."""
+    if store.platform == "demo":
+        from platforms.demo.connector import DemoConnector
+
+        return DemoConnector(settings, store.account_id, store.id)
+    raise ConfigurationError(f"store {store.id}: unknown platform {store.platform!r}")
+
+
+def forget_store(settings: Settings, platform: str, store_id: str) -> None:
+    """Remove what the platform keeps locally for a removed store (the demo's files)."""
+    if platform == "demo":
+        from platforms.demo.storage import delete_store_files
+
+        delete_store_files(settings, store_id)

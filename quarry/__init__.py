@@ -1,0 +1,1 @@
+"""Quarry core: settings, the domain error hierarchy, secrets, and the CLI."""

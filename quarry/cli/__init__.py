@@ -1,0 +1,1 @@
+"""The `quarry` command line."""

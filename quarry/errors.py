@@ -1,0 +1,82 @@
+"""One error hierarchy. Services raise these; the API's single handler renders them as
+problem+json and the CLI prints them as one line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class QuarryError(Exception):
+    """Base of every error a user can act on."""
+
+    detail: str
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    status: int = 500
+    title: str = "Internal error"
+
+    def __str__(self) -> str:
+        return self.detail
+
+
+@dataclass
+class ConfigurationError(QuarryError):
+    """A setting or the environment is wrong (unwritable home, bad database URL)."""
+
+    status: int = 500
+    title: str = "Configuration error"
+
+
+@dataclass
+class InvalidRequest(QuarryError):
+    """The request (body, parameter, argument) does not fit; `errors` has {field, message}."""
+
+    status: int = 400
+    title: str = "Invalid request"
+
+
+@dataclass
+class InvalidQuery(QuarryError):
+    """The query string has errors; `errors` has {line, column, message, severity}."""
+
+    status: int = 400
+    title: str = "Invalid query"
+
+
+@dataclass
+class Unauthorized(QuarryError):
+    status: int = 401
+    title: str = "Unauthorized"
+
+
+@dataclass
+class Forbidden(QuarryError):
+    status: int = 403
+    title: str = "Insufficient scope"
+
+
+@dataclass
+class NotFound(QuarryError):
+    status: int = 404
+    title: str = "Not found"
+
+
+@dataclass
+class Conflict(QuarryError):
+    status: int = 409
+    title: str = "Conflict"
+
+
+@dataclass
+class UnprocessableExport(QuarryError):
+    status: int = 422
+    title: str = "Unprocessable export"
+
+
+@dataclass
+class RateLimited(QuarryError):
+    retry_after: int = 1
+    limit: int = 0
+    status: int = 429
+    title: str = "Too many requests"

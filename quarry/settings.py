@@ -1,0 +1,114 @@
+"""The one settings object. Read from the environment when an app, command or resource is
+built, never at import time."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from quarry.errors import ConfigurationError
+
+
+class Settings(BaseSettings):
+    """Every knob Quarry reads from the environment (see docs/configuration.md)."""
+
+    model_config = SettingsConfigDict(env_prefix="QUARRY_", extra="ignore")
+
+    home: Path = Field(default=Path(".quarry"))
+    database_url: str | None = None
+    dagster_home: Path | None = Field(
+        default=None, validation_alias=AliasChoices("DAGSTER_HOME", "QUARRY_DAGSTER_HOME")
+    )
+    secret_key: str | None = None
+    rate_limit: str = "120/60"
+    redis_url: str | None = None
+    dagster_url: str = "http://127.0.0.1:3000"
+    public_url: str = "http://127.0.0.1:8000"
+    allow_private_hosts: bool = False
+    duckdb_memory_limit: str = "2GB"
+    duckdb_threads: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1))
+    vacuum_retention_hours: int = 24
+
+    @field_validator("home", mode="after")
+    @classmethod
+    def _absolute_home(cls, value: Path) -> Path:
+        return value.expanduser().resolve()
+
+    @property
+    def resolved_database_url(self) -> str:
+        """The registry URL: QUARRY_DATABASE_URL, else SQLite in QUARRY_HOME."""
+        return self.database_url or f"sqlite:///{self.home / 'registry.db'}"
+
+    @property
+    def resolved_dagster_home(self) -> Path:
+        return (self.dagster_home or self.home / "dagster").expanduser().resolve()
+
+    @property
+    def warehouse_dir(self) -> Path:
+        return self.home / "warehouse"
+
+    @property
+    def demo_dir(self) -> Path:
+        return self.home / "demo"
+
+    @property
+    def exports_dir(self) -> Path:
+        return self.home / "exports"
+
+    @cached_property
+    def fernet_keys(self) -> list[str]:
+        """Fernet keys, newest first. QUARRY_SECRET_KEY may hold several, comma-separated,
+        for rotation; when unset a development key is generated into QUARRY_HOME."""
+        if self.secret_key:
+            return [k.strip() for k in self.secret_key.split(",") if k.strip()]
+        return [_development_key(self.home)]
+
+    def ensure_home(self) -> None:
+        """Create QUARRY_HOME and DAGSTER_HOME, or fail with one clear line."""
+        for path in (self.home, self.resolved_dagster_home):
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+                probe = path / ".write-probe"
+                probe.write_text("ok")
+                probe.unlink()
+            except OSError as exc:
+                raise ConfigurationError(
+                    f"cannot write to {path}: {exc.strerror or exc}. "
+                    "Set QUARRY_HOME (or DAGSTER_HOME) to a writable directory."
+                ) from exc
+
+
+def _development_key(home: Path) -> str:
+    from cryptography.fernet import Fernet
+
+    key_file = home / "secret.key"
+    if key_file.exists():
+        return key_file.read_text().strip()
+    warnings.warn(
+        f"QUARRY_SECRET_KEY is not set: generated a development key in {key_file}. "
+        "Set QUARRY_SECRET_KEY in production.",
+        stacklevel=2,
+    )
+    home.mkdir(parents=True, exist_ok=True)
+    key = Fernet.generate_key().decode()
+    fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(key)
+    return key
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read the environment now. Raises ConfigurationError on a value that does not parse."""
+    from pydantic import ValidationError
+
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = "QUARRY_" + "_".join(str(p) for p in first["loc"]).upper()
+        raise ConfigurationError(f"{name}: {first['msg']}") from exc

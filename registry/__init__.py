@@ -1,0 +1,1 @@
+"""Control plane: SQLAlchemy models and Alembic migrations, shared by api/ and pipelines/."""

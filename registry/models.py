@@ -1,0 +1,167 @@
+"""Registry tables. The migrations in registry/migrations are written to match these."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.types import TypeDecorator
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timestamps stored in UTC and always returned timezone-aware (SQLite drops the zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {datetime: UTCDateTime, dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class Account(Base):
+    __tablename__ = "accounts"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    subscription_id: Mapped[str] = mapped_column(String(60))
+    api_enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    currency: Mapped[str] = mapped_column(String(3))
+    timezone: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    stores: Mapped[list[Store]] = relationship(back_populates="account", order_by="Store.name")
+
+
+class Store(Base):
+    __tablename__ = "stores"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(255))
+    domain: Mapped[str] = mapped_column(String(255))
+    currency: Mapped[str] = mapped_column(String(3))
+    timezone: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    last_synced_at: Mapped[datetime | None] = mapped_column(default=None)
+    platform: Mapped[str] = mapped_column(String(32))
+    connection_secret: Mapped[str | None] = mapped_column(Text, default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    account: Mapped[Account] = relationship(back_populates="stores")
+
+    __table_args__ = (Index("ix_stores_account", "account_id"),)
+
+
+class ApiKey(Base):
+    __tablename__ = "api_keys"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    prefix: Mapped[str] = mapped_column(String(32))
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    scopes: Mapped[list[Any]] = mapped_column(JSON)
+    # None means every store of the account, present and future.
+    store_ids: Mapped[list[Any] | None] = mapped_column(JSON, default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(default=None)
+    last_used_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class ExportConfig(Base):
+    __tablename__ = "export_configs"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(200))
+    entity_type: Mapped[str] = mapped_column(String(32))
+    format: Mapped[str] = mapped_column(String(8))
+    runnable_via_api: Mapped[bool] = mapped_column(Boolean, default=True)
+    # columns, filters, stores, format options, file-name template, destination settings
+    definition: Mapped[dict[str, Any]] = mapped_column(JSON)
+    destination_kind: Mapped[str] = mapped_column(String(32), default="local")
+    credentials_secret: Mapped[str | None] = mapped_column(Text, default=None)
+    schedule_cron: Mapped[str | None] = mapped_column(String(120), default=None)
+    schedule_timezone: Mapped[str | None] = mapped_column(String(64), default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+    __table_args__ = (UniqueConstraint("account_id", "name", name="uq_export_configs_name"),)
+
+
+class ExportJob(Base):
+    __tablename__ = "export_jobs"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    config_id: Mapped[str] = mapped_column(ForeignKey("export_configs.id", ondelete="CASCADE"))
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(default=None)
+    finished_at: Mapped[datetime | None] = mapped_column(default=None)
+    dagster_run_id: Mapped[str | None] = mapped_column(String(64), default=None)
+    file_path: Mapped[str | None] = mapped_column(Text, default=None)
+    file_name: Mapped[str | None] = mapped_column(String(255), default=None)
+    file_removed_at: Mapped[datetime | None] = mapped_column(default=None)
+    error: Mapped[str | None] = mapped_column(Text, default=None)
+    idempotency_key: Mapped[str | None] = mapped_column(String(255), default=None)
+    api_key_id: Mapped[str | None] = mapped_column(String(40), default=None)
+    # Stores whose data the file holds, so a re-sync of one of them removes the file.
+    store_ids: Mapped[list[Any]] = mapped_column(JSON, default=list)
+
+    __table_args__ = (
+        Index("ix_export_jobs_config", "config_id"),
+        Index("ix_export_jobs_status", "status"),
+    )
+
+
+class SyncCursor(Base):
+    __tablename__ = "sync_cursors"
+
+    store_id: Mapped[str] = mapped_column(
+        ForeignKey("stores.id", ondelete="CASCADE"), primary_key=True
+    )
+    dataset: Mapped[str] = mapped_column(String(64), primary_key=True)
+    cursor: Mapped[str | None] = mapped_column(Text, default=None)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class WarehouseSnapshot(Base):
+    """One consistent view of a store's tables: table name -> Delta version."""
+
+    __tablename__ = "warehouse_snapshots"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    store_id: Mapped[str] = mapped_column(ForeignKey("stores.id", ondelete="CASCADE"))
+    versions: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    __table_args__ = (Index("ix_warehouse_snapshots_store", "store_id", "id"),)
