@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from platforms.base import Connector
 from quarry.errors import ConfigurationError
 from quarry.settings import Settings
 from registry.models import Store
-
-from platforms.base import Connector
 
 
 def connector_for(settings: Settings, store: Store) -> Connector:
