@@ -1,0 +1,157 @@
+"""Window resolution in a zone: offsets, named ranges, functions, DST, comparisons."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from warehouse.query.dates import Clock, DateError, buckets, comparison_window, main_window
+from warehouse.query.parser import parse
+
+NY = ZoneInfo("America/New_York")
+BERLIN = ZoneInfo("Europe/Berlin")
+# Tuesday 2024-11-05, 10:00 in New York.
+CLOCK = Clock(datetime(2024, 11, 5, 15, 0, tzinfo=UTC), NY)
+
+
+def window(clauses: str, clock: Clock = CLOCK) -> tuple[str, str]:
+    q, errors = parse(f"FROM sales SHOW total_sales {clauses}")
+    assert not errors
+    w = main_window(q.since, q.until, q.during, clock)
+    return w.public()["gte"], w.public()["lt"]
+
+
+@pytest.mark.parametrize(
+    ("clauses", "gte", "lt"),
+    [
+        # No date clause: the last 30 days including today.
+        ("", "2024-10-07T04:00:00Z", "2024-11-06T05:00:00Z"),
+        ("SINCE -30d", "2024-10-06T04:00:00Z", "2024-11-06T05:00:00Z"),
+        ("SINCE -3m", "2024-08-01T04:00:00Z", "2024-11-06T05:00:00Z"),
+        ("SINCE -1q UNTIL -1q", "2024-07-01T04:00:00Z", "2024-10-01T04:00:00Z"),
+        ("SINCE -1y UNTIL -1y", "2023-01-01T05:00:00Z", "2024-01-01T05:00:00Z"),
+        ("SINCE -2w UNTIL -1w", "2024-10-21T04:00:00Z", "2024-11-04T05:00:00Z"),
+        ("SINCE -6h", "2024-11-05T09:00:00Z", "2024-11-06T05:00:00Z"),
+        ("DURING today", "2024-11-05T05:00:00Z", "2024-11-06T05:00:00Z"),
+        ("DURING yesterday", "2024-11-04T05:00:00Z", "2024-11-05T05:00:00Z"),
+        ("DURING last_week", "2024-10-28T04:00:00Z", "2024-11-04T05:00:00Z"),
+        ("DURING this_week", "2024-11-04T05:00:00Z", "2024-11-06T05:00:00Z"),
+        ("DURING last_month", "2024-10-01T04:00:00Z", "2024-11-01T04:00:00Z"),
+        ("DURING this_quarter", "2024-10-01T04:00:00Z", "2024-11-06T05:00:00Z"),
+        ("DURING last_year", "2023-01-01T05:00:00Z", "2024-01-01T05:00:00Z"),
+        ("DURING bfcm2023", "2023-11-24T05:00:00Z", "2023-11-28T05:00:00Z"),
+        ("DURING bfcm2024", "2024-11-29T05:00:00Z", "2024-12-03T05:00:00Z"),
+        # A date in UNTIL includes its whole day; a timestamp or now is an exclusive end.
+        ("SINCE 2024-03-10 UNTIL 2024-03-10", "2024-03-10T05:00:00Z", "2024-03-11T04:00:00Z"),
+        (
+            "SINCE 2024-03-01T08:00:00 UNTIL 2024-03-01T09:30:00",
+            "2024-03-01T13:00:00Z",
+            "2024-03-01T14:30:00Z",
+        ),
+        ("SINCE 2024-11-05T00:00:00Z UNTIL now", "2024-11-05T00:00:00Z", "2024-11-05T15:00:00Z"),
+        (
+            "SINCE startOfMonth(-1m) UNTIL endOfMonth(-1m)",
+            "2024-10-01T04:00:00Z",
+            "2024-11-01T04:00:00Z",
+        ),
+        ("SINCE startOfYear UNTIL startOfDay", "2024-01-01T05:00:00Z", "2024-11-05T05:00:00Z"),
+        ("SINCE '2024-01-01' UNTIL '2024-01-31'", "2024-01-01T05:00:00Z", "2024-02-01T05:00:00Z"),
+        ("UNTIL 2024-10-31", "2024-10-02T04:00:00Z", "2024-11-01T04:00:00Z"),
+    ],
+)
+def test_windows_in_new_york(clauses: str, gte: str, lt: str) -> None:
+    assert window(clauses) == (gte, lt)
+
+
+def test_week_start_sunday() -> None:
+    clock = Clock(CLOCK.now, NY, week_start=6)
+    assert window("DURING last_week", clock) == ("2024-10-27T04:00:00Z", "2024-11-03T04:00:00Z")
+
+
+def test_berlin_dst_day_is_23_hours() -> None:
+    clock = Clock(datetime(2024, 4, 2, tzinfo=UTC), BERLIN)
+    assert window("DURING 2024-03-31", clock) == ("2024-03-30T23:00:00Z", "2024-03-31T22:00:00Z")
+
+
+@pytest.mark.parametrize(
+    ("clauses", "message"),
+    [
+        ("SINCE 2024-02-01 UNTIL 2024-01-01", "The window is empty"),
+        ("DURING now", "DURING needs a range"),
+        ("DURING last_monht", "Did you mean 'last_month'?"),
+    ],
+)
+def test_bad_windows(clauses: str, message: str) -> None:
+    with pytest.raises(DateError, match=message):
+        window(clauses)
+
+
+def compare(clauses: str, item: str) -> tuple[str, str]:
+    q, _ = parse(f"FROM sales SHOW total_sales {clauses} COMPARE TO {item}")
+    main = main_window(q.since, q.until, q.during, CLOCK)
+    return comparison_window(q.compare[0], main, CLOCK).public()["gte"], comparison_window(
+        q.compare[0], main, CLOCK
+    ).public()["lt"]
+
+
+@pytest.mark.parametrize(
+    ("clauses", "item", "gte", "lt"),
+    [
+        # A month compares with the previous month, not the previous 31 days.
+        ("DURING last_month", "previous_period", "2024-09-01T04:00:00Z", "2024-10-01T04:00:00Z"),
+        # Seven local days before a week that crosses the DST change.
+        (
+            "SINCE 2024-11-03 UNTIL 2024-11-09",
+            "previous_period",
+            "2024-10-27T04:00:00Z",
+            "2024-11-03T04:00:00Z",
+        ),
+        ("DURING last_month", "previous_year", "2023-10-01T04:00:00Z", "2023-11-01T04:00:00Z"),
+        (
+            "SINCE 2024-11-04 UNTIL 2024-11-10",
+            "previous_year_match_day_of_week",
+            "2023-11-06T05:00:00Z",
+            "2023-11-13T05:00:00Z",
+        ),
+        ("DURING last_month", "2023-02-01", "2023-02-01T05:00:00Z", "2023-03-04T05:00:00Z"),
+        ("DURING last_month", "last_year", "2023-01-01T05:00:00Z", "2024-01-01T05:00:00Z"),
+        (
+            "DURING last_month",
+            "2024-01-01 UNTIL 2024-01-07",
+            "2024-01-01T05:00:00Z",
+            "2024-01-08T05:00:00Z",
+        ),
+    ],
+)
+def test_comparison_windows(clauses: str, item: str, gte: str, lt: str) -> None:
+    assert compare(clauses, item) == (gte, lt)
+
+
+def test_hour_buckets_across_fall_back_have_25_hours() -> None:
+    q, _ = parse("FROM sales SHOW total_sales DURING 2024-11-03")
+    main = main_window(q.since, q.until, q.during, CLOCK)
+    hours = buckets("hour", main, CLOCK)
+    assert len(hours) == 25
+    assert [h.astimezone(NY).isoformat() for h in hours[1:3]] == [  # type: ignore[union-attr]
+        "2024-11-03T01:00:00-04:00",
+        "2024-11-03T01:00:00-05:00",
+    ]
+
+
+def test_week_buckets_start_on_week_start() -> None:
+    q, _ = parse("FROM sales SHOW total_sales SINCE 2024-10-02 UNTIL 2024-10-20")
+    main = main_window(q.since, q.until, q.during, CLOCK)
+    assert [str(b) for b in buckets("week", main, CLOCK)] == [
+        "2024-09-30",
+        "2024-10-07",
+        "2024-10-14",
+    ]
+    sunday = Clock(CLOCK.now, NY, week_start=6)
+    assert [str(b) for b in buckets("week", main, sunday)] == [
+        "2024-09-29",
+        "2024-10-06",
+        "2024-10-13",
+        "2024-10-20",
+    ]

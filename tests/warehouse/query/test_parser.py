@@ -1,0 +1,143 @@
+"""Lexer and parser: clauses in any order, comments, case, and every syntax error at once."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from warehouse.query import ast
+from warehouse.query.lexer import Kind, lex
+from warehouse.query.parser import parse
+
+
+def ok(text: str) -> ast.Query:
+    query, errors = parse(text)
+    assert errors == [], errors
+    return query
+
+
+def messages(text: str) -> list[tuple[int, int, str]]:
+    return [(d.pos.line, d.pos.column, d.message) for d in parse(text)[1]]
+
+
+def test_tokens_keep_positions_across_lines_and_comments() -> None:
+    tokens, errors = lex("FROM sales -- note\n/* a\nb */ SHOW  total_sales")
+    assert errors == []
+    assert [(t.text, t.pos.line, t.pos.column) for t in tokens[:3]] == [
+        ("FROM", 1, 1),
+        ("sales", 1, 6),
+        ("SHOW", 3, 6),
+    ]
+
+
+def test_dates_offsets_and_numbers_lex_apart() -> None:
+    kinds = [t.kind for t in lex("2024-01-31 2024-01-31T10:00:00Z -30d 12 1.5 'x' \"A b\"")[0]]
+    assert kinds[:-1] == [
+        Kind.DATE,
+        Kind.DATETIME,
+        Kind.OFFSET,
+        Kind.NUMBER,
+        Kind.NUMBER,
+        Kind.STRING,
+        Kind.QUOTED,
+    ]
+
+
+def test_string_escapes() -> None:
+    tokens = lex("'it''s' 'a\\'b'")[0]
+    assert [t.value for t in tokens[:2]] == ["it's", "a'b"]
+
+
+def test_clauses_in_any_order_and_any_case() -> None:
+    q = ok("limit 5 order by total_sales desc SINCE -3m show total_sales from SALES")
+    assert q.dataset and q.dataset.name == "sales"
+    assert q.limit == 5 and q.order_by[0].descending
+    assert q.since and q.since.kind == "offset" and q.since.unit == "m"
+
+
+def test_show_expressions_aliases_and_calls() -> None:
+    q = ok(
+        "FROM sales SHOW (gross_sales + discounts) / orders AS aov, "
+        'count_distinct(customer_id), sum(total_sales) AS "Total $"'
+    )
+    first = q.show[0]
+    assert first.alias == "aov" and isinstance(first.expr, ast.BinOp) and first.expr.op == "/"
+    assert isinstance(q.show[1].expr, ast.Call) and q.show[1].expr.func == "count_distinct"
+    assert q.show[2].alias == "Total $"
+
+
+def test_where_operators_and_precedence() -> None:
+    q = ok(
+        "FROM sales SHOW total_sales WHERE a = 'x' OR b IN ('1', '2') AND NOT c IS NULL "
+        "AND d NOT BETWEEN 1 AND 5 AND e STARTS WITH 'p' AND f NOT CONTAINS 'q' "
+        "AND (g != 'z' OR h ENDS WITH 's')"
+    )
+    assert isinstance(q.where, ast.Or)
+    conj = q.where.items[1]
+    assert isinstance(conj, ast.And) and len(conj.items) == 6
+    assert isinstance(conj.items[2], ast.Between) and conj.items[2].negated
+    assert isinstance(conj.items[4], ast.TextMatch) and conj.items[4].negated
+
+
+def test_group_by_top_and_legacy_by() -> None:
+    q = ok("FROM sales SHOW total_sales GROUP BY ONLY TOP 5 product_title, month")
+    assert q.group_by[0].top == 5 and q.group_by[0].only
+    q = ok("FROM sales SHOW total_sales BY month SINCE -1y UNTIL today")
+    assert q.group_by[0].name.name == "month"
+
+
+def test_compare_to_list_with_until_and_with_modifiers() -> None:
+    q = ok(
+        "FROM sales SHOW total_sales SINCE -30d COMPARE TO previous_year, "
+        "startOfQuarter(-3q) UNTIL endOfQuarter(-3q) WITH TOTALS, CURRENCY 'EUR', "
+        "TIMEZONE 'Europe/Berlin', WEEK_START 'sunday', PERCENT_CHANGE"
+    )
+    assert q.compare[0].keyword == "previous_year"
+    assert q.compare[1].start and q.compare[1].end and q.compare[1].end.name == "endofquarter"
+    assert [m.name for m in q.modifiers] == [
+        "TOTALS",
+        "CURRENCY",
+        "TIMEZONE",
+        "WEEK_START",
+        "PERCENT_CHANGE",
+    ]
+
+
+def test_visualize_is_accepted() -> None:
+    q = ok("FROM sales SHOW total_sales GROUP BY day VISUALIZE total_sales TYPE line")
+    assert q.group_by and "VISUALIZE" in q.clauses
+
+
+def test_numbers_are_decimals() -> None:
+    q = ok("FROM sales SHOW total_sales HAVING total_sales > 10.25")
+    assert isinstance(q.having, ast.Compare) and q.having.right == ast.NumberLit(
+        Decimal("10.25"), q.having.right.pos
+    )
+
+
+def test_empty_query() -> None:
+    assert messages("  -- nothing\n") == [(1, 1, "The query is empty.")]
+
+
+def test_every_syntax_error_is_reported_in_one_pass() -> None:
+    found = messages("FROM sales\nSHWO total_sales\nLIMIT ten\nWITH TOTLAS\nSHOW x SHOW y")
+    assert (2, 1, "Unknown keyword 'SHWO'. Did you mean 'SHOW'?") in found
+    assert (3, 7, "Expected a row count (a whole number) but found 'ten'.") in found
+    assert (4, 6, "Unknown WITH modifier 'TOTLAS'. Did you mean 'TOTALS'?") in found
+    assert any("SHOW appears twice" in m for _, _, m in found)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("FROM sales SHOW total_sales WHERE x", "Expected a comparison"),
+        ("FROM sales SHOW total_sales WHERE x = 'a", "Unterminated string"),
+        ("FROM sales SHOW total_sales SINCE", "Expected a date"),
+        ("FROM sales SHOW total_sales GROUP product_title", "Expected BY"),
+        ("FROM sales SHOW total_sales ~", "Unexpected character"),
+        ("FROM sales SHOW sum(", "Expected a field name"),
+    ],
+)
+def test_syntax_errors(text: str, message: str) -> None:
+    assert any(message in m for _, _, m in messages(text)), messages(text)

@@ -1,0 +1,71 @@
+"""The query language: parse, check, compile, execute.
+
+    result = run_query(cursor, "FROM sales SHOW total_sales TIMESERIES day", stores=...,
+                       account_currency="USD", account_timezone="America/New_York")
+
+`cursor` is a DuckDB cursor where each warehouse table is readable by its plain name (what
+WarehouseReader.connect gives). See docs/query-language.md for the language.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from datetime import datetime
+
+import duckdb
+
+from warehouse.query.checker import Context, check
+from warehouse.query.diagnostics import invalid_query
+from warehouse.query.executor import Limits, execute
+from warehouse.query.parser import parse
+from warehouse.query.plan import Plan, StoreInfo
+from warehouse.query.result import QueryResult
+
+__all__ = ["Limits", "QueryResult", "StoreInfo", "compile_query", "run_query"]
+
+
+def compile_query(
+    query_text: str,
+    *,
+    stores: Mapping[str, StoreInfo],
+    account_currency: str,
+    account_timezone: str,
+    time_zone: str | None = None,
+    store_ids: Collection[str] | None = None,
+    now: datetime | None = None,
+) -> Plan:
+    """Parse and check a query. Raises InvalidQuery with every diagnostic found."""
+    query, errors = parse(query_text)
+    ctx = Context(stores, account_currency, account_timezone, time_zone, store_ids, now)
+    plan, check_errors = (None, []) if not query.clauses else check(query, ctx)
+    errors = errors + check_errors
+    if errors or plan is None:
+        raise invalid_query(errors)
+    return plan
+
+
+def run_query(
+    cursor: duckdb.DuckDBPyConnection,
+    query_text: str,
+    *,
+    stores: Mapping[str, StoreInfo],
+    account_currency: str,
+    account_timezone: str,
+    time_zone: str | None = None,
+    store_ids: Collection[str] | None = None,
+    now: datetime | None = None,
+    limits: Limits | None = None,
+) -> QueryResult:
+    """Run a query over the readable `stores` (id -> name, currency, zone), narrowed by the
+    request's `store_ids`. Raises InvalidQuery (400) with every diagnostic, QueryTimedOut
+    (504) past the time limit."""
+    plan = compile_query(
+        query_text,
+        stores=stores,
+        account_currency=account_currency,
+        account_timezone=account_timezone,
+        time_zone=time_zone,
+        store_ids=store_ids,
+        now=now,
+    )
+    return execute(cursor, plan, limits or Limits())

@@ -1,0 +1,166 @@
+"""Plan -> parameterised DuckDB SQL. User values only ever travel as bound parameters.
+
+Tables are read by their plain names (what WarehouseReader.connect provides); the caller's
+readable stores and the day's exchange-rate factors are small relations registered on the
+cursor by the executor under the names it passes in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from warehouse.query.dates import Window
+from warehouse.query.plan import (
+    Plan,
+    RBetween,
+    RBool,
+    RCompare,
+    RCond,
+    RIn,
+    RMatch,
+    RNot,
+    RNull,
+)
+from warehouse.query.sql import Sql
+
+
+@dataclass(frozen=True)
+class Relations:
+    stores: str  # (store_id, name, currency, timezone)
+    fx: str | None  # (currency, date, factor) or None when no conversion is needed
+
+
+def bucket_sql(plan: Plan) -> Sql | None:
+    """The time bucket of a row: its local first day (DATE), or for hours the UTC instant
+    where its local hour starts (so the two 01:00 hours of a DST fall-back stay apart)."""
+    g = plan.granularity
+    if g is None:
+        return None
+    local = plan.local_sql
+    if g == "hour":
+        time_col = f"t.{plan.source.time_column}"
+        return Sql(f"({time_col} - (") + local + " - date_trunc('hour', " + local + ")))"
+    if g == "hour_of_day":
+        return "hour(" + local + ")"
+    if g == "day_of_week":
+        return "isodow(" + local + ")"
+    if g == "month_of_year":
+        return "month(" + local + ")"
+    if g == "week" and plan.clock.week_start != 0:
+        # date_trunc weeks start on Monday; shift so they start on the chosen day.
+        shift = (7 - plan.clock.week_start) % 7
+        return (
+            "CAST(date_trunc('week', " + local + f" + INTERVAL {shift} DAY)"
+            f" - INTERVAL {shift} DAY AS DATE)"
+        )
+    return f"CAST(date_trunc('{g}', " + local + ") AS DATE)"
+
+
+def where_sql(cond: RCond) -> Sql:
+    if isinstance(cond, RBool):
+        return "(" + Sql.join(f" {cond.op} ", [where_sql(c) for c in cond.items]) + ")"
+    if isinstance(cond, RNot):
+        return "(NOT " + where_sql(cond.item) + ")"
+    if isinstance(cond, RCompare):
+        body = Sql(f"{cond.sql} {cond.op} ") + Sql.param(cond.value)
+        # As in ShopifyQL, excluding a value keeps the rows where the field is null.
+        return ("(" + body + f" OR {cond.sql} IS NULL)") if cond.op == "!=" else body
+    if isinstance(cond, RIn):
+        if not cond.values:
+            return Sql("TRUE" if cond.negated else "FALSE")
+        inner = Sql.join(", ", [Sql.param(v) for v in cond.values])
+        if cond.negated:
+            return Sql(f"({cond.sql} NOT IN (") + inner + f") OR {cond.sql} IS NULL)"
+        return Sql(f"{cond.sql} IN (") + inner + ")"
+    if isinstance(cond, RBetween):
+        # Half-open for instants from dates; inclusive for plain values, as in SQL.
+        from datetime import datetime
+
+        if isinstance(cond.low, datetime):
+            body = Sql(f"({cond.sql} >= ") + Sql.param(cond.low) + f" AND {cond.sql} < "
+            body = body + Sql.param(cond.high) + ")"
+        else:
+            body = Sql(f"({cond.sql} BETWEEN ") + Sql.param(cond.low) + " AND "
+            body = body + Sql.param(cond.high) + ")"
+        return ("(NOT " + body + ")") if cond.negated else body
+    if isinstance(cond, RMatch):
+        # Case-insensitive, and with functions rather than LIKE so % and _ in the value
+        # are plain characters.
+        func = {"starts": "starts_with", "ends": "suffix", "contains": "contains"}[cond.kind]
+        body = Sql(f"{func}(lower({cond.sql}), lower(") + Sql.param(cond.value) + "))"
+        return ("(NOT coalesce(" + body + ", FALSE))") if cond.negated else body
+    assert isinstance(cond, RNull)
+    return Sql(f"{cond.sql} IS {'NOT ' if cond.negated else ''}NULL")
+
+
+def aggregate_sql(
+    plan: Plan,
+    window: Window,
+    rel: Relations,
+    *,
+    group_dims: list[int],
+    with_time: bool,
+    exclude: tuple[int, tuple[object, ...]] | None = None,
+    parts: list[int] | None = None,
+    limit: int | None = None,
+) -> Sql:
+    """SELECT the grouped dims (d0..), the bucket (b), the aggregates (p0..) and the number
+    of rows without an exchange rate (missing_fx) over one window.
+
+    exclude=(dim, values) leaves out rows whose dim is among values: the "Other" bucket of
+    TOP n. parts picks a subset of the aggregates (ranking needs only the first metric)."""
+    t = plan.source
+    select: list[Sql | str] = []
+    groups: list[Sql | str] = []
+    for k in group_dims:
+        select.append(f"{plan.dims[k].sql} AS d{k}")
+        groups.append(plan.dims[k].sql or "")
+    bucket = bucket_sql(plan) if with_time else None
+    if bucket is not None:
+        select.append(bucket + " AS b")
+        groups.append(bucket)
+    indexes = range(len(plan.parts)) if parts is None else parts
+    for k in indexes:
+        select.append(f"{plan.parts[k].sql} AS p{k}")
+    select.append(
+        "count(*) FILTER (WHERE f.factor IS NULL) AS missing_fx" if rel.fx else "0 AS missing_fx"
+    )
+    sql = "SELECT " + Sql.join(", ", select)
+    sql = sql + f" FROM {t.table} t JOIN {rel.stores} s ON s.store_id = t.store_id"
+    if rel.fx:
+        sql = sql + (
+            f" LEFT JOIN {rel.fx} f ON f.currency = t.currency AND f.date = {plan.fx_date_sql}"
+        )
+    ids = Sql.join(", ", [Sql.param(s) for s in plan.store_ids]) if plan.store_ids else None
+    conditions: list[Sql | str] = [
+        ("t.store_id IN (" + ids + ")") if ids is not None else "FALSE",
+        Sql(f"t.{t.time_column} >= ") + Sql.param(window.gte),
+        Sql(f"t.{t.time_column} < ") + Sql.param(window.lt),
+    ]
+    if plan.where is not None:
+        conditions.append(where_sql(plan.where))
+    if exclude is not None:
+        dim, values = exclude
+        expr = plan.dims[dim].sql
+        inner = Sql.join(", ", [Sql.param(v) for v in values if v is not None])
+        keep_nulls = None not in values
+        clause = Sql(f"({expr} NOT IN (") + inner + ")" if values and inner.text else Sql("(TRUE")
+        clause = clause + (f" OR {expr} IS NULL)" if keep_nulls else f" AND {expr} IS NOT NULL)")
+        conditions.append(clause)
+    sql = sql + " WHERE " + Sql.join(" AND ", conditions)
+    if groups:
+        # By position: an expression with a bound zone would not match its SELECT twin.
+        sql = sql + " GROUP BY " + ", ".join(str(k + 1) for k in range(len(groups)))
+    if limit is not None:
+        sql = sql + f" LIMIT {int(limit)}"
+    return sql
+
+
+def estimate_sql(plan: Plan, rel: Relations) -> Sql:
+    """Approximate distinct values of each grouped dimension in the window: the estimated
+    result size is checked before the real query runs."""
+    select = ", ".join(f"approx_count_distinct({d.sql})" for d in plan.dims)
+    base = aggregate_sql(plan, plan.window, rel, group_dims=[], with_time=False, parts=[])
+    # Reuse FROM / WHERE of the aggregate query with a different SELECT list.
+    from_at = base.text.index(" FROM ")
+    return Sql("SELECT " + select + base.text[from_at:], base.params)

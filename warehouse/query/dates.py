@@ -1,0 +1,293 @@
+"""Time windows: resolve SINCE / UNTIL / DURING / COMPARE TO operands in an IANA zone.
+
+Every window is half-open [gte, lt) in UTC. Calendar arithmetic (days, weeks, months) is
+done on local wall-clock dates and each boundary is converted to UTC on its own, so a day
+that is 23 or 25 hours long across a DST change is still exactly one day.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from dateutil.relativedelta import relativedelta
+
+from warehouse.query import ast
+from warehouse.query.diagnostics import did_you_mean
+
+UNITS = {"h": "hour", "d": "day", "w": "week", "m": "month", "q": "quarter", "y": "year"}
+PERIODS = ("day", "week", "month", "quarter", "year")
+NAMED_RANGES = tuple(
+    [f"{edge}_{unit}" for edge in ("this", "last") for unit in ("week", "month", "quarter", "year")]
+    + ["today", "yesterday"]
+)
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+class DateError(ValueError):
+    """A date operand that cannot be resolved; the message is user-facing."""
+
+
+@dataclass(frozen=True)
+class Window:
+    gte: datetime  # aware, UTC
+    lt: datetime
+
+    def public(self) -> dict[str, str]:
+        return {"gte": iso_utc(self.gte), "lt": iso_utc(self.lt)}
+
+
+@dataclass(frozen=True)
+class Clock:
+    """What the resolution depends on: the current instant, the zone, the first weekday."""
+
+    now: datetime  # aware
+    zone: ZoneInfo
+    week_start: int = 0  # 0 = Monday ... 6 = Sunday
+
+    @property
+    def local_now(self) -> datetime:
+        return self.now.astimezone(self.zone).replace(tzinfo=None)
+
+    @property
+    def today(self) -> date:
+        return self.local_now.date()
+
+    def utc(self, local: datetime) -> datetime:
+        """A local wall-clock time as a UTC instant. In a DST gap the offset in force
+        before the change applies, which maps a skipped midnight to the first real instant
+        of that day."""
+        return local.replace(tzinfo=self.zone).astimezone(UTC)
+
+    def local(self, instant: datetime) -> datetime:
+        return instant.astimezone(self.zone).replace(tzinfo=None)
+
+    def midnight(self, day: date) -> datetime:
+        return self.utc(datetime.combine(day, time()))
+
+
+@dataclass(frozen=True)
+class Span:
+    """What a date operand names: a period [start, end), or an instant (start == end)."""
+
+    start: datetime
+    end: datetime
+    instant: bool = False
+
+
+def iso_utc(instant: datetime) -> str:
+    return instant.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+# ---- periods ----
+
+
+def period_start(unit: str, day: date, week_start: int) -> date:
+    if unit == "day":
+        return day
+    if unit == "week":
+        return day - timedelta(days=(day.weekday() - week_start) % 7)
+    if unit == "month":
+        return day.replace(day=1)
+    if unit == "quarter":
+        return date(day.year, 3 * ((day.month - 1) // 3) + 1, 1)
+    return date(day.year, 1, 1)
+
+
+def period_step(unit: str, n: int = 1) -> relativedelta:
+    return {
+        "day": relativedelta(days=n),
+        "week": relativedelta(weeks=n),
+        "month": relativedelta(months=n),
+        "quarter": relativedelta(months=3 * n),
+        "year": relativedelta(years=n),
+    }[unit]
+
+
+def period(unit: str, anchor: datetime, clock: Clock) -> Span:
+    """The `unit` period (hour, day, ... year) that contains the local time `anchor`."""
+    if unit == "hour":
+        start = clock.utc(anchor.replace(minute=0, second=0, microsecond=0))
+        return Span(start, start + timedelta(hours=1))
+    first = period_start(unit, anchor.date(), clock.week_start)
+    return Span(clock.midnight(first), clock.midnight(first + period_step(unit)))
+
+
+def shifted(amount: int, unit_letter: str, clock: Clock) -> datetime:
+    """Local now moved back by an offset such as -3m (months) or -6h (hours)."""
+    if unit_letter == "h":
+        return clock.local(clock.now - timedelta(hours=amount))
+    unit = UNITS[unit_letter]
+    return clock.local_now - period_step(unit, amount)
+
+
+def bfcm(year: int, clock: Clock) -> Span:
+    """Black Friday to Cyber Monday: the Friday after the fourth Thursday of November,
+    through the following Monday."""
+    first = date(year, 11, 1)
+    thanksgiving = first + timedelta(days=(3 - first.weekday()) % 7 + 21)
+    friday = thanksgiving + timedelta(days=1)
+    return Span(clock.midnight(friday), clock.midnight(friday + timedelta(days=4)))
+
+
+def resolve_point(point: ast.DatePoint, clock: Clock) -> Span:
+    """The period or instant a SINCE / UNTIL / DURING / COMPARE TO operand names."""
+    kind = point.kind
+    if kind == "date":
+        assert isinstance(point.value, date)
+        day = point.value
+        return Span(clock.midnight(day), clock.midnight(day + timedelta(days=1)))
+    if kind == "datetime":
+        assert isinstance(point.value, datetime)
+        value = point.value
+        instant = clock.utc(value) if value.tzinfo is None else value.astimezone(UTC)
+        return Span(instant, instant, instant=True)
+    if kind == "now":
+        return Span(clock.now.astimezone(UTC), clock.now.astimezone(UTC), instant=True)
+    if kind in ("today", "yesterday"):
+        back = 0 if kind == "today" else 1
+        return period("day", clock.local_now - timedelta(days=back), clock)
+    if kind == "offset":
+        return period(UNITS[point.unit], shifted(point.amount, point.unit, clock), clock)
+    if kind == "func":
+        edge, _, unit = point.name.partition("of")
+        span = period(unit, shifted(point.amount, point.unit, clock), clock)
+        at = span.start if edge == "start" else span.end
+        return Span(at, at, instant=True)
+    return named_range(point.name, clock)
+
+
+def named_range(name: str, clock: Clock) -> Span:
+    if name in ("today", "yesterday"):
+        back = 0 if name == "today" else 1
+        return period("day", clock.local_now - timedelta(days=back), clock)
+    edge, _, unit = name.partition("_")
+    if edge == "this" and unit in PERIODS[1:]:
+        # To date: the rest of the period has not happened yet.
+        current = period(unit, clock.local_now, clock)
+        return Span(current.start, clock.midnight(clock.today + timedelta(days=1)))
+    if edge == "last" and unit in PERIODS[1:]:
+        return period(unit, clock.local_now - period_step(unit), clock)
+    if name.startswith("bfcm") and name[4:].isdigit() and len(name) == 8:
+        return bfcm(int(name[4:]), clock)
+    hint = did_you_mean(name, [*NAMED_RANGES, f"bfcm{clock.today.year - 1}"])
+    raise DateError(f"Unknown date range '{name}'.{hint}")
+
+
+# ---- windows ----
+
+
+def main_window(
+    since: ast.DatePoint | None,
+    until: ast.DatePoint | None,
+    during: ast.DatePoint | None,
+    clock: Clock,
+) -> Window:
+    """The query's window. Raises DateError with a user-facing message."""
+    tomorrow = clock.midnight(clock.today + timedelta(days=1))
+    if during is not None:
+        span = resolve_point(during, clock)
+        if span.instant:
+            raise DateError(
+                f"DURING needs a range such as last_month or 2024-01-31, not the instant "
+                f"'{during.text}'; use SINCE and UNTIL for instants."
+            )
+        return _checked(span.start, span.end)
+    if since is None and until is None:
+        return Window(clock.midnight(clock.today - timedelta(days=29)), tomorrow)
+    lt = resolve_point(until, clock).end if until is not None else tomorrow
+    if since is not None:
+        gte = resolve_point(since, clock).start
+    else:
+        last_day = clock.local(lt - timedelta(microseconds=1)).date()
+        gte = clock.midnight(last_day - timedelta(days=29))
+    return _checked(gte, lt)
+
+
+def _checked(gte: datetime, lt: datetime) -> Window:
+    if gte >= lt:
+        raise DateError(
+            f"The window is empty: its end ({iso_utc(lt)}) is not after its start ({iso_utc(gte)})."
+        )
+    return Window(gte, lt)
+
+
+def _day_aligned(window: Window, clock: Clock) -> bool:
+    return all(clock.local(t).time() == time() for t in (window.gte, window.lt))
+
+
+def _same_length_from(start: datetime, main: Window, clock: Clock) -> Window:
+    """A window beginning at `start` as long as `main`: the same number of local days
+    when `main` is made of whole days (so DST does not shift it), else the same duration."""
+    if _day_aligned(main, clock) and clock.local(start).time() == time():
+        days = (clock.local(main.lt).date() - clock.local(main.gte).date()).days
+        first = clock.local(start).date()
+        return Window(start, clock.midnight(first + timedelta(days=days)))
+    return Window(start, start + (main.lt - main.gte))
+
+
+def comparison_window(item: ast.CompareItem, main: Window, clock: Clock) -> Window:
+    """The window a COMPARE TO item names, relative to the main window."""
+    lo, hi = clock.local(main.gte), clock.local(main.lt)
+    if item.keyword == "previous_period":
+        if _day_aligned(main, clock):
+            if lo.day == 1 and hi.day == 1:
+                months = (hi.year - lo.year) * 12 + hi.month - lo.month
+                step = relativedelta(months=months)
+            else:
+                step = relativedelta(days=(hi.date() - lo.date()).days)
+            return Window(clock.utc(lo - step), main.gte)
+        return Window(main.gte - (main.lt - main.gte), main.gte)
+    if item.keyword == "previous_year":
+        year = relativedelta(years=1)
+        return Window(clock.utc(lo - year), clock.utc(hi - year))
+    if item.keyword == "previous_year_match_day_of_week":
+        weeks = timedelta(days=364)
+        return Window(clock.utc(lo - weeks), clock.utc(hi - weeks))
+    assert item.start is not None
+    start = resolve_point(item.start, clock)
+    if item.end is not None:
+        return _checked(start.start, resolve_point(item.end, clock).end)
+    if item.start.kind in ("date", "datetime") or start.instant:
+        return _same_length_from(start.start, main, clock)
+    return _checked(start.start, start.end)
+
+
+# ---- buckets ----
+
+TIME_GRANULARITIES = (
+    "hour",
+    "day",
+    "week",
+    "month",
+    "quarter",
+    "year",
+    "hour_of_day",
+    "day_of_week",
+    "month_of_year",
+)
+
+
+def buckets(granularity: str, window: Window, clock: Clock) -> list[object]:
+    """Every bucket key of `granularity` that overlaps the window, in order: UTC instants
+    for hours, first days (dates) for day to year, numbers for the cyclic ones."""
+    if granularity == "hour_of_day":
+        return list(range(24))
+    if granularity == "day_of_week":
+        return [(clock.week_start + k) % 7 + 1 for k in range(7)]  # ISO 1 = Monday
+    if granularity == "month_of_year":
+        return list(range(1, 13))
+    if granularity == "hour":
+        out: list[object] = []
+        at = period("hour", clock.local(window.gte), clock).start
+        while at < window.lt:
+            out.append(at)
+            at += timedelta(hours=1)
+        return out
+    day = period_start(granularity, clock.local(window.gte).date(), clock.week_start)
+    out = []
+    while clock.midnight(day) < window.lt:
+        out.append(day)
+        day = day + period_step(granularity)
+    return out

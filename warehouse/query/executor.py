@@ -1,0 +1,565 @@
+"""Run a Plan on a DuckDB cursor: aggregate in SQL, finish in Python with exact decimals.
+
+SQL filters, groups and aggregates (sums of decimals are exact there). Python then
+evaluates metric expressions, fills TIMESERIES gaps, folds TOP n into "Other", aligns
+comparisons, applies HAVING / ORDER BY / LIMIT and rounds money once, at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from decimal import Decimal, InvalidOperation, localcontext
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from warehouse.query import dates
+from warehouse.query.compiler import Relations, aggregate_sql, estimate_sql
+from warehouse.query.diagnostics import START, Diagnostic, invalid_query
+from warehouse.query.errors import MissingExchangeRate, QueryTimedOut
+from warehouse.query.plan import Arith, Column, Const, HArith, HCond, HValue, MetricExpr, Plan
+from warehouse.query.result import QueryResult, bucket_value, dimension_value, metric_value
+from warehouse.query.sql import Sql
+
+OTHER = "Other"
+_FACTOR_PLACES = Decimal("1e-12")
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_groups: int = 100_000  # estimated result rows before TIMESERIES fill
+    timeout_seconds: float = 30.0
+
+
+Key = tuple[tuple[Any, ...], Any]  # (dimension values, bucket)
+
+
+def execute(cursor: duckdb.DuckDBPyConnection, plan: Plan, limits: Limits) -> QueryResult:
+    with _relations(cursor, plan) as rel, _deadline(cursor, limits.timeout_seconds):
+        run = _Run(cursor, plan, rel, limits)
+        return run.result()
+
+
+# ---- registered relations ----
+
+
+@contextmanager
+def _relations(cursor: duckdb.DuckDBPyConnection, plan: Plan) -> Iterator[Relations]:
+    """Register the readable stores and the exchange-rate factors on the cursor for this
+    query only, under names nobody else uses."""
+    suffix = uuid.uuid4().hex[:12]
+    stores_name = f"quarry_query_stores_{suffix}"
+    stores = pa.table(
+        {
+            "store_id": list(plan.stores),
+            "name": [s.name for s in plan.stores.values()],
+            "currency": [s.currency for s in plan.stores.values()],
+            "timezone": [s.timezone for s in plan.stores.values()],
+        },
+        schema=pa.schema([(n, pa.string()) for n in ("store_id", "name", "currency", "timezone")]),
+    )
+    cursor.register(stores_name, stores)
+    fx_name = None
+    try:
+        if plan.fx and any("f.factor" in p.sql for p in plan.parts):
+            fx_name = f"quarry_query_fx_{suffix}"
+            cursor.register(fx_name, _factors(cursor, plan))
+        yield Relations(stores_name, fx_name)
+    finally:
+        for name in (stores_name, fx_name):
+            if name:
+                # An interrupted cursor refuses more work; its owner closes it.
+                with contextlib.suppress(duckdb.Error):
+                    cursor.unregister(name)
+
+
+def _factors(cursor: duckdb.DuckDBPyConnection, plan: Plan) -> pa.Table:
+    """Per currency and day, the factor that converts an amount to the query currency:
+    rate(target) / rate(currency), both units per USD, from the day's rate or the latest
+    earlier one. Computed with decimals and kept to 12 places, so sums stay exact in SQL."""
+    windows = [plan.window, *(c.window for c in plan.comparisons)]
+    # A store's local date is within a day of the UTC date, whatever its zone.
+    first = min(w.gte for w in windows).date() - timedelta(days=1)
+    last = max(w.lt for w in windows).date() + timedelta(days=1)
+    currencies = sorted({plan.stores[s].currency for s in plan.store_ids} | {plan.currency})
+    wanted = [c for c in currencies if c != "USD"]
+    rates: dict[str, list[tuple[date, Decimal]]] = {c: [] for c in currencies}
+    if wanted:
+        marks = ", ".join("?" for _ in wanted)
+        rows = cursor.execute(
+            "SELECT currency, date, rate FROM exchange_rates r WHERE base = 'USD' "
+            f"AND currency IN ({marks}) AND date <= ? AND date >= coalesce(("
+            "SELECT max(date) FROM exchange_rates e WHERE e.base = 'USD' "
+            "AND e.currency = r.currency AND e.date <= ?), DATE '0001-01-01') "
+            "ORDER BY currency, date",
+            [*wanted, last, first],
+        ).fetchall()
+        for currency, day, rate in rows:
+            rates[currency].append((day, Decimal(rate)))
+    out: dict[str, list[Any]] = {"currency": [], "date": [], "factor": []}
+    with localcontext() as ctx:
+        ctx.prec = 34
+        for currency in currencies:
+            day = first
+            while day <= last:
+                factor: Decimal | None = Decimal(1)
+                if currency != plan.currency:
+                    mine, theirs = _rate(rates, plan.currency, day), _rate(rates, currency, day)
+                    # No rate yet: only an error if a row of that day needs one (SQL checks).
+                    factor = (
+                        None
+                        if mine is None or theirs is None
+                        else (mine / theirs).quantize(_FACTOR_PLACES)
+                    )
+                out["currency"].append(currency)
+                out["date"].append(day)
+                out["factor"].append(factor)
+                day += timedelta(days=1)
+    schema = pa.schema(
+        [("currency", pa.string()), ("date", pa.date32()), ("factor", pa.decimal128(20, 12))]
+    )
+    return pa.table(out, schema=schema)
+
+
+def _rate(rates: dict[str, list[tuple[date, Decimal]]], currency: str, day: date) -> Decimal | None:
+    if currency == "USD":
+        return Decimal(1)
+    best = None
+    for d, rate in rates.get(currency, []):
+        if d > day:
+            break
+        best = rate
+    return best
+
+
+@contextmanager
+def _deadline(cursor: duckdb.DuckDBPyConnection, seconds: float) -> Iterator[None]:
+    """Interrupt the cursor when the time is up; the interrupted query raises."""
+    timer = threading.Timer(seconds, cursor.interrupt)
+    timer.start()
+    try:
+        yield
+    except duckdb.InterruptException as exc:
+        raise QueryTimedOut(detail=f"The query ran longer than {seconds:g} s.") from exc
+    finally:
+        timer.cancel()
+
+
+# ---- one query run ----
+
+
+class _Run:
+    def __init__(
+        self, cursor: duckdb.DuckDBPyConnection, plan: Plan, rel: Relations, limits: Limits
+    ) -> None:
+        self.cursor = cursor
+        self.plan = plan
+        self.rel = rel
+        self.limits = limits
+        self.all_dims = list(range(len(plan.dims)))
+        self.top_values: tuple[Any, ...] | None = None
+
+    def fetch(self, sql: Sql) -> list[tuple[Any, ...]]:
+        rows = self.cursor.execute(sql.text, list(sql.params)).fetchall()
+        if rows and sum(int(r[-1] or 0) for r in rows):
+            raise MissingExchangeRate(
+                detail=f"No exchange rate to {self.plan.currency} on or before the date of "
+                "some rows: load exchange_rates for their currency and dates."
+            )
+        return rows
+
+    def result(self) -> QueryResult:
+        plan = self.plan
+        self.check_size()
+        main = self.grouped(plan.window)
+        compared = [(c, self.grouped(c.window)) for c in plan.comparisons]
+        rows = self.rows(main, compared)
+        rows = [r for r in rows if plan.having is None or _holds(plan.having, r[1])]
+        rows.sort(key=self.sort_key)
+        start = plan.offset
+        end = start + plan.limit
+        truncated = not plan.limit_explicit and len(rows) > end
+        public_rows = [values for _, values in rows[start:end]]
+        return QueryResult(
+            columns=[c.public() for c in plan.columns],
+            rows=public_rows,
+            currency=plan.currency,
+            time_zone=plan.zone_name,
+            window=plan.window.public(),
+            totals=self.totals() if plan.totals else None,
+            truncated=truncated,
+        )
+
+    # ---- size ----
+
+    def check_size(self) -> None:
+        plan = self.plan
+        estimate = 1
+        if plan.dims:
+            sql = estimate_sql(plan, self.rel)
+            counts = self.cursor.execute(sql.text, list(sql.params)).fetchone() or ()
+            for k, count in enumerate(counts):
+                n = int(count or 0)
+                if plan.top is not None and plan.top.dim == k:
+                    n = min(n, plan.top.n + 1)
+                estimate *= max(n, 1)
+        if plan.granularity is not None:
+            estimate *= max(len(dates.buckets(plan.granularity, plan.window, plan.clock)), 1)
+        if estimate > self.limits.max_groups:
+            raise invalid_query(
+                [
+                    Diagnostic(
+                        plan.group_pos or START,
+                        f"The result would have about {estimate:,} rows, more than the "
+                        f"{self.limits.max_groups:,} a query may return: narrow the window, filter "
+                        "with WHERE, use TOP n, or export the records instead.",
+                    )
+                ]
+            )
+
+    # ---- aggregation ----
+
+    def grouped(self, window: dates.Window) -> dict[Key, list[Any]]:
+        """Aggregates per (dims, bucket) in one window, with TOP n folded into Other."""
+        plan = self.plan
+        with_time = plan.granularity is not None
+        top = plan.top
+        if top is None:
+            rows = self.fetch(
+                aggregate_sql(plan, window, self.rel, group_dims=self.all_dims, with_time=with_time)
+            )
+            return self.keyed(rows, self.all_dims, with_time)
+        if self.top_values is None:  # ranked once, over the main window
+            self.top_values = self.rank(window)
+        rows = self.fetch(
+            aggregate_sql(plan, window, self.rel, group_dims=self.all_dims, with_time=with_time)
+        )
+        out = {
+            key: parts
+            for key, parts in self.keyed(rows, self.all_dims, with_time).items()
+            if key[0][top.dim] in self.top_values
+        }
+        if not top.only:
+            rest = [k for k in self.all_dims if k != top.dim]
+            other_sql = aggregate_sql(
+                plan,
+                window,
+                self.rel,
+                group_dims=rest,
+                with_time=with_time,
+                exclude=(top.dim, self.top_values),
+            )
+            for (dims_, bucket), parts in self.keyed(
+                self.fetch(other_sql), rest, with_time
+            ).items():
+                full = list(dims_)
+                full.insert(top.dim, OTHER)
+                if any(p is not None and p != 0 for p in parts) or plan.fill:
+                    out[(tuple(full), bucket)] = parts
+        return out
+
+    def rank(self, window: dates.Window) -> tuple[Any, ...]:
+        """The TOP dimension's n values with the largest first metric over the window."""
+        plan = self.plan
+        assert plan.top is not None
+        rows = self.fetch(
+            aggregate_sql(plan, window, self.rel, group_dims=[plan.top.dim], with_time=False)
+        )
+        metric = plan.metric_columns[0].expr if plan.metric_columns else None
+        scored = []
+        for row in rows:
+            parts = self.parts_of(row[1:-1])
+            score = _evaluate(metric, parts) if metric is not None else None
+            scored.append((score is None, -(score or 0), str(row[0]), row[0]))
+        scored.sort()
+        return tuple(item[3] for item in scored[: plan.top.n])
+
+    def keyed(
+        self, rows: list[tuple[Any, ...]], dims_: list[int], with_time: bool
+    ) -> dict[Key, list[Any]]:
+        out: dict[Key, list[Any]] = {}
+        width = len(dims_) + (1 if with_time else 0)
+        for row in rows:
+            dims_values = tuple(row[: len(dims_)])
+            bucket = row[len(dims_)] if with_time else None
+            out[(dims_values, bucket)] = self.parts_of(row[width:-1])
+        return out
+
+    def parts_of(self, values: tuple[Any, ...]) -> list[Any]:
+        """SQL values as decimals; sums and counts over no rows are 0."""
+        out = []
+        for part, value in zip(self.plan.parts, values, strict=True):
+            if value is None:
+                out.append(part.empty)
+            else:
+                out.append(value if isinstance(value, Decimal) else _decimal(value))
+        return out
+
+    def empty_parts(self) -> list[Any]:
+        return [p.empty for p in self.plan.parts]
+
+    # ---- rows ----
+
+    def align(self, window: dates.Window, key: Key) -> Key:
+        """Comparison rows meet current rows at the same position in their window's bucket
+        sequence (day 3 of this week with day 3 of last week)."""
+        g = self.plan.granularity
+        if g is None or g in ("hour_of_day", "day_of_week", "month_of_year"):
+            return key
+        return key[0], self.bucket_index(window)[_bucket_key(key[1])]
+
+    def bucket_index(self, window: dates.Window) -> dict[Any, int]:
+        cache = self.__dict__.setdefault("_indexes", {})
+        if window not in cache:
+            assert self.plan.granularity is not None
+            seq = dates.buckets(self.plan.granularity, window, self.plan.clock)
+            cache[window] = {_bucket_key(b): k for k, b in enumerate(seq)}
+        return cache[window]
+
+    def rows(
+        self, main: dict[Key, list[Any]], compared: list[tuple[Any, dict[Key, list[Any]]]]
+    ) -> list[tuple[Key, dict[str, Any]]]:
+        plan = self.plan
+        if plan.fill:
+            main = self.filled(main, plan.window)
+        aligned = []
+        for comparison, groups in compared:
+            index = {}
+            for key, parts in groups.items():
+                try:
+                    index[self.align(comparison.window, key)] = parts
+                except KeyError:
+                    continue
+            aligned.append((comparison.name, index))
+        out = []
+        for key, parts in main.items():
+            values: dict[str, Any] = {}
+            raw: dict[str, Decimal | None] = {}
+            for col in plan.columns:
+                if col.kind == "time":
+                    values[col.name] = bucket_value(plan.granularity or "", key[1], plan.zone)
+                elif col.kind == "dim":
+                    values[col.name] = dimension_value(key[0][plan.dims.index(_base(col, plan))])
+                elif col.kind == "metric":
+                    raw[col.name] = _evaluate(col.expr, parts)
+                    values[col.name] = metric_value(raw[col.name], col.type, plan.currency)
+            for name, index in aligned:
+                try:
+                    cparts = index.get(self.align(plan.window, key)) or self.empty_parts()
+                except KeyError:
+                    cparts = self.empty_parts()
+                self.comparison_values(values, raw, cparts, name)
+            out.append((key, values))
+        return out
+
+    def comparison_values(
+        self, values: dict[str, Any], raw: dict[str, Any], cparts: list[Any], name: str
+    ) -> None:
+        plan = self.plan
+        for col in plan.columns:
+            if col.comparison != name:
+                continue
+            if col.kind == "comparison":
+                value = _evaluate(col.expr, cparts)
+                raw[col.name] = value
+                values[col.name] = metric_value(value, col.type, plan.currency)
+            elif col.kind == "percent":
+                current = raw.get(col.base or "")
+                before = _evaluate(_metric(plan, col.base), cparts)
+                values[col.name] = _percent(current, before)
+
+    def filled(self, groups: dict[Key, list[Any]], window: dates.Window) -> dict[Key, list[Any]]:
+        """Every bucket of the window for every group seen (or the one group of a query
+        without dimensions): sums and counts 0, the rest null."""
+        plan = self.plan
+        assert plan.granularity is not None
+        seq = dates.buckets(plan.granularity, window, plan.clock)
+        combos = sorted({k[0] for k in groups}, key=str) or ([()] if not plan.dims else [])
+        by_key = {(k[0], _bucket_key(k[1])): v for k, v in groups.items()}
+        out: dict[Key, list[Any]] = {}
+        for combo in combos:
+            for bucket in seq:
+                parts = by_key.get((combo, _bucket_key(bucket)))
+                out[(combo, bucket)] = parts if parts is not None else self.empty_parts()
+        return out
+
+    def sort_key(self, item: tuple[Key, dict[str, Any]]) -> tuple[Any, ...]:
+        key, values = item
+        plan = self.plan
+        parts: list[Any] = []
+        is_other = plan.top is not None and key[0][plan.top.dim] == OTHER
+        if plan.top is not None and plan.time is not None:
+            parts.append(_Sortable(_bucket_sort(plan, key[1]), False))
+        parts.append(is_other)
+        for name, descending in plan.order:
+            col = next(c for c in plan.columns if c.name == name)
+            value = _bucket_sort(plan, key[1]) if col.kind == "time" else values.get(name)
+            parts.append(_Sortable(value, descending))
+        parts.append(tuple(str(v) for v in key[0]))
+        return tuple(parts)
+
+    # ---- totals ----
+
+    def totals(self) -> dict[str, Any]:
+        """Totals over the same filters, computed by the engine: a distinct count or a
+        median total is the real figure, never a sum of the rows."""
+        plan = self.plan
+        windows = {"": plan.window} | {c.name: c.window for c in plan.comparisons}
+        parts = {}
+        for name, window in windows.items():
+            rows = self.fetch(aggregate_sql(plan, window, self.rel, group_dims=[], with_time=False))
+            parts[name] = self.parts_of(rows[0][:-1]) if rows else self.empty_parts()
+        out: dict[str, Any] = {}
+        raw: dict[str, Any] = {}
+        for col in plan.columns:
+            if col.kind == "metric":
+                raw[col.name] = _evaluate(col.expr, parts[""])
+                out[col.name] = metric_value(raw[col.name], col.type, plan.currency)
+        for c in plan.comparisons:
+            self.comparison_values(out, raw, parts[c.name], c.name)
+        return out
+
+
+# ---- helpers ----
+
+
+def _decimal(value: Any) -> Decimal:
+    try:
+        return Decimal(str(value)) if not isinstance(value, int) else Decimal(value)
+    except InvalidOperation:
+        return Decimal(0)
+
+
+def _evaluate(expr: MetricExpr | None, parts: list[Any]) -> Decimal | None:
+    if expr is None:
+        return None
+    if isinstance(expr, Const):
+        return expr.value
+    if isinstance(expr, Arith):
+        left, right = _evaluate(expr.left, parts), _evaluate(expr.right, parts)
+        if left is None or right is None:
+            return None
+        if expr.op == "/":
+            return None if right == 0 else _div(left, right)
+        return {"+": left + right, "-": left - right, "*": left * right}[expr.op]
+    value = parts[expr.index]
+    if value is None or isinstance(value, Decimal):
+        return value
+    return _decimal(value)
+
+
+def _div(left: Decimal, right: Decimal) -> Decimal:
+    with localcontext() as ctx:
+        ctx.prec = 34
+        return left / right
+
+
+def _percent(current: Decimal | None, before: Decimal | None) -> Decimal | None:
+    if current is None or before is None or before == 0:
+        return None
+    return metric_value(_div((current - before) * 100, abs(before)), "percent", "")
+
+
+def _metric(plan: Plan, name: str | None) -> MetricExpr | None:
+    return next((c.expr for c in plan.columns if c.name == name and c.kind == "metric"), None)
+
+
+def _base(col: Column, plan: Plan) -> Column:
+    """The grouped dimension a shown (maybe renamed) dimension column stands for."""
+    return next(d for d in plan.dims if d.sql == col.sql)
+
+
+def _bucket_key(bucket: Any) -> Any:
+    if isinstance(bucket, datetime) and bucket.tzinfo is not None:
+        return bucket.timestamp()
+    if isinstance(bucket, datetime):
+        return bucket.date()
+    return bucket
+
+
+def _bucket_sort(plan: Plan, bucket: Any) -> Any:
+    if plan.granularity == "day_of_week" and bucket is not None:
+        return (int(bucket) - 1 - plan.clock.week_start) % 7
+    return _bucket_key(bucket)
+
+
+class _Sortable:
+    """A sort key part: nulls last in either direction, descending without negation."""
+
+    def __init__(self, value: Any, descending: bool) -> None:
+        self.value = value
+        self.descending = descending
+
+    def __lt__(self, other: _Sortable) -> bool:
+        if self.value is None or other.value is None:
+            return self.value is not None and other.value is None
+        if self.value == other.value:
+            return False
+        try:
+            less = self.value < other.value
+        except TypeError:
+            less = str(self.value) < str(other.value)
+        return not less if self.descending else less
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Sortable) and self.value == other.value
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _holds(cond: HCond, row: dict[str, Any]) -> bool:
+    """HAVING on a finished row; a comparison with null is false, as in SQL."""
+    op = cond.op
+    if op == "and":
+        return all(_holds(c, row) for c in cond.operands)
+    if op == "or":
+        return any(_holds(c, row) for c in cond.operands)
+    if op == "not":
+        return not _holds(cond.operands[0], row)
+    values = [_operand(o, row) for o in cond.operands]
+    if op == "null":
+        return (values[0] is None) != cond.negated
+    if any(v is None for v in values):
+        return False
+    first = values[0]
+    if op == "in":
+        result = first in values[1:]
+    elif op == "between":
+        result = values[1] <= first <= values[2]
+    elif op in ("starts", "ends", "contains"):
+        a, b = str(first).lower(), str(values[1]).lower()
+        result = a.startswith(b) if op == "starts" else a.endswith(b) if op == "ends" else b in a
+    else:
+        result = {
+            "=": first == values[1],
+            "!=": first != values[1],
+            "<": first < values[1],
+            "<=": first <= values[1],
+            ">": first > values[1],
+            ">=": first >= values[1],
+        }[op]
+    return result != cond.negated
+
+
+def _operand(op: Any, row: dict[str, Any]) -> Any:
+    if isinstance(op, HValue):
+        if op.column is not None:
+            value = row.get(op.column)
+            return (
+                Decimal(value) if isinstance(value, int) and not isinstance(value, bool) else value
+            )
+        return op.const
+    assert isinstance(op, HArith)
+    left, right = _operand(op.left, row), _operand(op.right, row)
+    if left is None or right is None:
+        return None
+    if op.op == "/":
+        return None if right == 0 else _div(Decimal(left), Decimal(right))
+    return {"+": left + right, "-": left - right, "*": left * right}[op.op]

@@ -1,0 +1,552 @@
+"""Recursive-descent parser: tokens -> ast.Query, collecting every syntax error.
+
+Clauses may come in any order and each at most once. On an error the parser records a
+diagnostic and skips to the next clause keyword, so one pass reports the problems of every
+clause, not only the first.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+
+from warehouse.query import ast
+from warehouse.query.diagnostics import Diagnostic, Pos, did_you_mean
+from warehouse.query.lexer import Kind, Token, lex
+
+# Words that start a clause. BY alone is ShopifyQL's older spelling of GROUP BY.
+CLAUSE_WORDS = (
+    "from",
+    "show",
+    "visualize",
+    "where",
+    "having",
+    "group",
+    "by",
+    "timeseries",
+    "since",
+    "until",
+    "during",
+    "compare",
+    "order",
+    "limit",
+    "with",
+)
+AGGREGATES = ("sum", "avg", "min", "max", "count", "count_distinct", "median")
+COMPARE_KEYWORDS = ("previous_period", "previous_year", "previous_year_match_day_of_week")
+DATE_FUNCTIONS = tuple(
+    f"{edge}of{unit}"
+    for edge in ("start", "end")
+    for unit in ("day", "week", "month", "quarter", "year")
+)
+DATE_WORDS = ("now", "today", "yesterday")
+MODIFIERS = ("TOTALS", "PERCENT_CHANGE", "CURRENCY", "TIMEZONE", "WEEK_START")
+# Accepted for ShopifyQL compatibility, documented as having no effect on the table.
+IGNORED_MODIFIERS = ("GROUP_TOTALS", "CUMULATIVE_VALUES")
+_COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
+
+
+class _Error(Exception):
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        self.diagnostic = diagnostic
+
+
+def parse(text: str) -> tuple[ast.Query, list[Diagnostic]]:
+    """Parse a query. Returns the (possibly partial) tree and every diagnostic found."""
+    tokens, errors = lex(text)
+    if len(tokens) == 1:
+        return ast.Query(), [Diagnostic(Pos(1, 1), "The query is empty.")]
+    parser = _Parser(tokens, text)
+    parser.parse_query()
+    return parser.query, errors + parser.errors
+
+
+class _Parser:
+    def __init__(self, tokens: list[Token], text: str) -> None:
+        self.tokens = tokens
+        self.lines = text.splitlines()
+        self.i = 0
+        self.query = ast.Query()
+        self.errors: list[Diagnostic] = []
+
+    # ---- token helpers ----
+
+    @property
+    def tok(self) -> Token:
+        return self.tokens[self.i]
+
+    def peek(self, k: int = 1) -> Token:
+        return self.tokens[min(self.i + k, len(self.tokens) - 1)]
+
+    def advance(self) -> Token:
+        tok = self.tok
+        if tok.kind is not Kind.EOF:
+            self.i += 1
+        return tok
+
+    def fail(self, message: str, tok: Token | None = None) -> _Error:
+        return _Error(Diagnostic((tok or self.tok).pos, message))
+
+    def describe(self, tok: Token) -> str:
+        return "the end of the query" if tok.kind is Kind.EOF else f"'{tok.text}'"
+
+    def expect_word(self, word: str) -> Token:
+        if not self.tok.is_word(word):
+            raise self.fail(f"Expected {word.upper()} but found {self.describe(self.tok)}.")
+        return self.advance()
+
+    def expect_op(self, op: str) -> Token:
+        if not (self.tok.kind is Kind.OP and self.tok.value == op):
+            raise self.fail(f"Expected '{op}' but found {self.describe(self.tok)}.")
+        return self.advance()
+
+    def at_op(self, *ops: str) -> bool:
+        return self.tok.kind is Kind.OP and self.tok.value in ops
+
+    def at_clause(self) -> bool:
+        return self.tok.kind is Kind.EOF or self.tok.is_word(*CLAUSE_WORDS)
+
+    def ident(self, what: str) -> ast.Name:
+        if self.tok.kind is Kind.IDENT and not self.tok.is_word(*CLAUSE_WORDS):
+            tok = self.advance()
+            return ast.Name(tok.text.lower(), tok.pos)
+        raise self.fail(f"Expected {what} but found {self.describe(self.tok)}.")
+
+    def integer(self, what: str) -> int:
+        if self.tok.kind is Kind.NUMBER and self.tok.text.isdigit():
+            return int(self.advance().text)
+        raise self.fail(f"Expected {what} (a whole number) but found {self.describe(self.tok)}.")
+
+    def source(self, start: Pos, end_index: int) -> str:
+        """The query text from `start` to just before token `end_index`, on one line."""
+        end = self.tokens[end_index].pos
+        if start.line == end.line:
+            return self.lines[start.line - 1][start.column - 1 : end.column - 1].strip()
+        parts = [self.lines[start.line - 1][start.column - 1 :]]
+        parts += self.lines[start.line : end.line - 1]
+        parts.append(self.lines[end.line - 1][: end.column - 1])
+        return " ".join(p.strip() for p in parts).strip()
+
+    # ---- query ----
+
+    def parse_query(self) -> None:
+        while self.tok.kind is not Kind.EOF:
+            tok = self.tok
+            try:
+                if not tok.is_word(*CLAUSE_WORDS):
+                    raise self.unknown_clause(tok)
+                self.clause(tok)
+                if not self.at_clause():
+                    raise self.unexpected_after(tok)
+            except _Error as err:
+                self.errors.append(err.diagnostic)
+                self.recover()
+
+    def unknown_clause(self, tok: Token) -> _Error:
+        if tok.kind is Kind.IDENT:
+            hint = did_you_mean(tok.text, [w.upper() for w in CLAUSE_WORDS if w != "by"])
+            return self.fail(f"Unknown keyword '{tok.text}'.{hint}", tok)
+        return self.fail(f"Expected a clause keyword but found {self.describe(tok)}.", tok)
+
+    def unexpected_after(self, clause: Token) -> _Error:
+        tok = self.tok
+        if tok.kind is Kind.IDENT:
+            hint = did_you_mean(tok.text, [w.upper() for w in CLAUSE_WORDS if w != "by"])
+            if hint:
+                return self.fail(f"Unknown keyword '{tok.text}'.{hint}")
+        return self.fail(
+            f"Unexpected {self.describe(tok)} after the {self.clause_name(clause)} clause."
+        )
+
+    def recover(self) -> None:
+        self.advance()
+        while not self.at_clause():
+            self.advance()
+
+    def clause_name(self, tok: Token) -> str:
+        word = tok.text.upper()
+        return {
+            "GROUP": "GROUP BY",
+            "BY": "GROUP BY",
+            "ORDER": "ORDER BY",
+            "COMPARE": "COMPARE TO",
+        }.get(word, word)
+
+    def once(self, name: str, tok: Token) -> None:
+        if name in self.query.clauses:
+            first = self.query.clauses[name]
+            raise self.fail(
+                f"{name} appears twice (first at line {first.line}, column {first.column}); "
+                "each clause may appear only once.",
+                tok,
+            )
+        self.query.clauses[name] = tok.pos
+
+    def clause(self, tok: Token) -> None:
+        word = tok.text.lower()
+        name = self.clause_name(tok)
+        if word in ("group", "order", "compare"):
+            self.once(name, tok)
+            self.advance()
+            self.expect_word("to" if word == "compare" else "by")
+        elif word != "visualize":
+            self.once(name, tok)
+            self.advance()
+        q = self.query
+        if word == "from":
+            if self.tok.is_word("organization"):
+                # ShopifyQL's multi-store form; Quarry always reads every readable store.
+                self.advance()
+            q.dataset = self.ident("a dataset name")
+        elif word == "show":
+            q.show = self.show_items()
+        elif word == "visualize":
+            self.once("VISUALIZE", tok)
+            self.advance()
+            self.show_items()  # accepted and checked for syntax only
+            if self.tok.is_word("type"):
+                self.advance()
+                self.ident("a visualization type")
+        elif word == "where":
+            q.where = self.condition()
+        elif word == "having":
+            q.having = self.condition()
+        elif word in ("group", "by"):
+            q.group_by = self.group_items()
+        elif word == "timeseries":
+            q.timeseries = self.ident("a time granularity")
+        elif word == "since":
+            q.since = self.date_point()
+        elif word == "until":
+            q.until = self.date_point()
+        elif word == "during":
+            q.during = self.date_point()
+        elif word == "compare":
+            q.compare = self.compare_items()
+        elif word == "order":
+            q.order_by = self.order_items()
+        elif word == "limit":
+            q.limit = self.integer("a row count")
+            if self.tok.is_word("offset"):
+                self.advance()
+                q.offset = self.integer("a row offset")
+        elif word == "with":
+            q.modifiers = self.modifiers()
+
+    # ---- SHOW ----
+
+    def show_items(self) -> list[ast.ShowItem]:
+        items = [self.show_item()]
+        while self.at_op(","):
+            self.advance()
+            items.append(self.show_item())
+        return items
+
+    def show_item(self) -> ast.ShowItem:
+        start_index = self.i
+        start = self.tok.pos
+        expr = self.expr()
+        text = self.source(start, self.i)
+        alias = None
+        if self.tok.is_word("as"):
+            self.advance()
+            if self.tok.kind is Kind.QUOTED:
+                alias = self.advance().value
+            else:
+                alias = self.ident("an alias").name
+        del start_index
+        return ast.ShowItem(expr, alias, start, text)
+
+    def expr(self) -> ast.Expr:
+        left = self.term()
+        while self.at_op("+", "-"):
+            op = self.advance()
+            left = ast.BinOp(op.value, left, self.term(), op.pos)
+        return left
+
+    def term(self) -> ast.Expr:
+        left = self.factor()
+        while self.at_op("*", "/"):
+            op = self.advance()
+            left = ast.BinOp(op.value, left, self.factor(), op.pos)
+        return left
+
+    def factor(self) -> ast.Expr:
+        tok = self.tok
+        if self.at_op("-"):
+            self.advance()
+            return ast.Neg(self.factor(), tok.pos)
+        if self.at_op("("):
+            self.advance()
+            inner = self.expr()
+            self.expect_op(")")
+            return inner
+        if tok.kind is Kind.NUMBER:
+            self.advance()
+            return ast.NumberLit(Decimal(tok.text), tok.pos)
+        if tok.kind is Kind.OFFSET:
+            # "-3d" lexes as an offset; inside arithmetic it cannot be one.
+            raise self.fail(f"Unexpected {self.describe(tok)} in an expression.")
+        if tok.kind is Kind.STRING:
+            self.advance()
+            return ast.StringLit(tok.value, tok.pos)
+        if tok.kind in (Kind.DATE, Kind.DATETIME):
+            self.advance()
+            return ast.DateLit(_date_value(tok), tok.pos)
+        if tok.is_word("true", "false"):
+            self.advance()
+            return ast.BoolLit(tok.text.lower() == "true", tok.pos)
+        if tok.kind is Kind.IDENT and not tok.is_word(*CLAUSE_WORDS):
+            self.advance()
+            if self.at_op("("):
+                self.advance()
+                arg = self.ident("a field name")
+                self.expect_op(")")
+                return ast.Call(tok.text.lower(), arg, tok.pos)
+            return ast.Name(tok.text.lower(), tok.pos)
+        raise self.fail(f"Expected a field or a value but found {self.describe(tok)}.")
+
+    # ---- conditions ----
+
+    def condition(self) -> ast.Cond:
+        items = [self.conjunction()]
+        pos = items[0].pos
+        while self.tok.is_word("or"):
+            self.advance()
+            items.append(self.conjunction())
+        return items[0] if len(items) == 1 else ast.Or(tuple(items), pos)
+
+    def conjunction(self) -> ast.Cond:
+        items = [self.negation()]
+        pos = items[0].pos
+        while self.tok.is_word("and"):
+            self.advance()
+            items.append(self.negation())
+        return items[0] if len(items) == 1 else ast.And(tuple(items), pos)
+
+    def negation(self) -> ast.Cond:
+        if self.tok.is_word("not"):
+            tok = self.advance()
+            return ast.Not(self.negation(), tok.pos)
+        if self.at_op("(") and self._parenthesised_condition():
+            self.advance()
+            inner = self.condition()
+            self.expect_op(")")
+            return inner
+        return self.predicate()
+
+    def _parenthesised_condition(self) -> bool:
+        """Does the '(' here open a condition rather than an arithmetic operand? Scan to its
+        matching ')' for a keyword or comparison only a condition has."""
+        depth = 0
+        for tok in self.tokens[self.i :]:
+            if tok.kind is Kind.OP and tok.value == "(":
+                depth += 1
+            elif tok.kind is Kind.OP and tok.value == ")":
+                depth -= 1
+                if depth == 0:
+                    return False
+            elif tok.kind is Kind.EOF:
+                return False
+            elif (tok.kind is Kind.OP and tok.value in _COMPARISONS) or tok.is_word(
+                "and", "or", "not", "in", "between", "starts", "ends", "contains", "is"
+            ):
+                return True
+        return False
+
+    def predicate(self) -> ast.Cond:
+        left = self.expr()
+        tok = self.tok
+        if tok.kind is Kind.OP and tok.value in _COMPARISONS:
+            self.advance()
+            return ast.Compare(left, tok.value, self.expr(), left.pos)
+        negated = False
+        if tok.is_word("not"):
+            self.advance()
+            negated = True
+            if not self.tok.is_word("in", "between", "contains"):
+                raise self.fail(
+                    f"Expected IN, BETWEEN or CONTAINS after NOT but found "
+                    f"{self.describe(self.tok)}."
+                )
+        tok = self.tok
+        if tok.is_word("in"):
+            self.advance()
+            self.expect_op("(")
+            values = [self.expr()]
+            while self.at_op(","):
+                self.advance()
+                values.append(self.expr())
+            self.expect_op(")")
+            return ast.InList(left, tuple(values), negated, left.pos)
+        if tok.is_word("between"):
+            self.advance()
+            low = self.expr()
+            self.expect_word("and")
+            return ast.Between(left, low, self.expr(), negated, left.pos)
+        if tok.is_word("contains"):
+            self.advance()
+            return ast.TextMatch(left, "contains", self.expr(), negated, left.pos)
+        if tok.is_word("starts", "ends"):
+            self.advance()
+            self.expect_word("with")
+            kind = "starts" if tok.is_word("starts") else "ends"
+            return ast.TextMatch(left, kind, self.expr(), False, left.pos)
+        if tok.is_word("is"):
+            self.advance()
+            neg = False
+            if self.tok.is_word("not"):
+                self.advance()
+                neg = True
+            self.expect_word("null")
+            return ast.IsNull(left, neg, left.pos)
+        raise self.fail(
+            f"Expected a comparison (=, !=, <, <=, >, >=, IN, BETWEEN, STARTS WITH, "
+            f"ENDS WITH, CONTAINS, IS NULL) but found {self.describe(tok)}."
+        )
+
+    # ---- GROUP BY, ORDER BY ----
+
+    def group_items(self) -> list[ast.GroupItem]:
+        items = [self.group_item()]
+        while self.at_op(","):
+            self.advance()
+            items.append(self.group_item())
+        return items
+
+    def group_item(self) -> ast.GroupItem:
+        only = False
+        if self.tok.is_word("only"):
+            self.advance()
+            only = True
+            if not self.tok.is_word("top"):
+                raise self.fail(f"Expected TOP after ONLY but found {self.describe(self.tok)}.")
+        if self.tok.is_word("top"):
+            self.advance()
+            n = self.integer("the number of top values")
+            name = self.ident("a dimension")
+            if self.tok.is_word("overall"):
+                self.advance()  # Quarry's TOP always ranks over the whole window
+            return ast.GroupItem(name, n, only)
+        return ast.GroupItem(self.ident("a dimension or time granularity"))
+
+    def order_items(self) -> list[ast.OrderItem]:
+        items = []
+        while True:
+            if self.tok.kind is Kind.QUOTED:
+                tok = self.advance()
+                name = ast.Name(tok.value, tok.pos)
+            else:
+                name = self.ident("a column to order by")
+            descending = False
+            if self.tok.is_word("asc", "desc"):
+                descending = self.advance().text.lower() == "desc"
+            items.append(ast.OrderItem(name, descending))
+            if not self.at_op(","):
+                return items
+            self.advance()
+
+    # ---- dates ----
+
+    def date_point(self) -> ast.DatePoint:
+        tok = self.tok
+        if tok.kind in (Kind.DATE, Kind.DATETIME):
+            self.advance()
+            kind = "date" if tok.kind is Kind.DATE else "datetime"
+            return ast.DatePoint(kind, tok.pos, tok.text, value=_date_value(tok))
+        if tok.kind is Kind.STRING and _looks_like_date(tok.value):
+            # Some clients quote dates ('2024-01-01'); accept them as dates.
+            self.advance()
+            inner = lex(tok.value)[0][0]
+            kind = "date" if inner.kind is Kind.DATE else "datetime"
+            return ast.DatePoint(kind, tok.pos, tok.value, value=_date_value(inner))
+        if tok.kind is Kind.OFFSET:
+            self.advance()
+            return ast.DatePoint(
+                "offset", tok.pos, tok.text, amount=int(tok.text[1:-1]), unit=tok.text[-1]
+            )
+        if tok.kind is Kind.IDENT and not tok.is_word(*CLAUSE_WORDS):
+            word = tok.text.lower()
+            self.advance()
+            if word in DATE_WORDS:
+                return ast.DatePoint(word, tok.pos, tok.text)
+            if self.at_op("("):
+                self.advance()
+                amount, unit = 0, "d"
+                if self.tok.kind is Kind.OFFSET:
+                    off = self.advance()
+                    amount, unit = int(off.text[1:-1]), off.text[-1]
+                self.expect_op(")")
+                text = self.source(tok.pos, self.i)
+                return ast.DatePoint("func", tok.pos, text, amount=amount, unit=unit, name=word)
+            if word in DATE_FUNCTIONS:  # startOfMonth without parentheses: this month
+                return ast.DatePoint("func", tok.pos, tok.text, name=word)
+            return ast.DatePoint("named", tok.pos, tok.text, name=word)
+        raise self.fail(
+            f"Expected a date (2024-01-31, -30d, today, last_month, startOfMonth(-1m)) "
+            f"but found {self.describe(tok)}."
+        )
+
+    def compare_items(self) -> list[ast.CompareItem]:
+        items = []
+        while True:
+            tok = self.tok
+            start_index = self.i
+            if tok.is_word(*COMPARE_KEYWORDS):
+                self.advance()
+                items.append(ast.CompareItem(tok.pos, tok.text.lower(), keyword=tok.text.lower()))
+            else:
+                start = self.date_point()
+                end = None
+                if self.tok.is_word("until"):
+                    self.advance()
+                    end = self.date_point()
+                text = self.source(tok.pos, self.i)
+                items.append(ast.CompareItem(tok.pos, text, start=start, end=end))
+            del start_index
+            if not self.at_op(","):
+                return items
+            self.advance()
+
+    # ---- WITH ----
+
+    def modifiers(self) -> list[ast.Modifier]:
+        items = []
+        while True:
+            tok = self.tok
+            if tok.kind is not Kind.IDENT:
+                raise self.fail(f"Expected a WITH modifier but found {self.describe(tok)}.")
+            word = tok.text.upper()
+            if word not in MODIFIERS + IGNORED_MODIFIERS:
+                hint = did_you_mean(word, MODIFIERS)
+                raise self.fail(f"Unknown WITH modifier '{tok.text}'.{hint}")
+            self.advance()
+            if word in ("CURRENCY", "TIMEZONE", "WEEK_START"):
+                if self.tok.kind not in (Kind.STRING, Kind.IDENT, Kind.QUOTED):
+                    raise self.fail(
+                        f"WITH {word} needs a value in quotes, e.g. "
+                        + {
+                            "CURRENCY": "'EUR'",
+                            "TIMEZONE": "'Europe/Berlin'",
+                            "WEEK_START": "'sunday'",
+                        }[word]
+                        + f", but found {self.describe(self.tok)}."
+                    )
+                value_tok = self.advance()
+                items.append(ast.Modifier(word, tok.pos, value_tok.value, value_tok.pos))
+            else:
+                items.append(ast.Modifier(word, tok.pos))
+            if not self.at_op(","):
+                return items
+            self.advance()
+
+
+def _looks_like_date(text: str) -> bool:
+    tokens = lex(text)[0]
+    return len(tokens) == 2 and tokens[0].kind in (Kind.DATE, Kind.DATETIME)
+
+
+def _date_value(tok: Token) -> date | datetime:
+    if tok.kind is Kind.DATE:
+        return date.fromisoformat(tok.text)
+    return datetime.fromisoformat(tok.text.replace("Z", "+00:00"))

@@ -1,0 +1,74 @@
+"""The Query result object of the contract, and how result values are written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from warehouse.query.currencies import round_money
+from warehouse.query.dates import WEEKDAYS, iso_utc
+
+# Non-money numbers that are not whole (averages, ratios, percent changes) keep 2 places.
+_PLACES = Decimal("0.01")
+
+
+@dataclass
+class QueryResult:
+    columns: list[dict[str, str]]
+    rows: list[dict[str, Any]]
+    currency: str
+    time_zone: str
+    window: dict[str, str]
+    totals: dict[str, Any] | None = None
+    truncated: bool = False
+
+    def public(self) -> dict[str, Any]:
+        """The response body: `totals` only when asked, `truncated` only when true."""
+        body: dict[str, Any] = {"columns": self.columns, "rows": self.rows}
+        if self.totals is not None:
+            body["totals"] = self.totals
+        body.update(currency=self.currency, time_zone=self.time_zone, window=self.window)
+        if self.truncated:
+            body["truncated"] = True
+        return body
+
+
+def metric_value(value: Decimal | None, type_: str, currency: str) -> Any:
+    """Money rounded half-up to the currency's minor unit; whole numbers as int; other
+    numbers half-up to 2 places."""
+    if value is None:
+        return None
+    if type_ == "money":
+        return round_money(value, currency)
+    if type_ == "date":
+        return value
+    if value == value.to_integral_value():
+        return int(value)
+    return value.quantize(_PLACES, rounding=ROUND_HALF_UP)
+
+
+def bucket_value(granularity: str, key: Any, zone: ZoneInfo) -> Any:
+    """A time bucket as written in rows: YYYY-MM-DD for day to year, an ISO timestamp with
+    the zone's offset for hours, the weekday's name, or the number of hour or month."""
+    if key is None:
+        return None
+    if granularity == "hour":
+        return key.astimezone(zone).isoformat()
+    if granularity == "day_of_week":
+        return WEEKDAYS[int(key) - 1].capitalize()
+    if isinstance(key, datetime):
+        return key.date().isoformat()
+    if isinstance(key, date):
+        return key.isoformat()
+    return int(key)
+
+
+def dimension_value(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return iso_utc(value) if value.tzinfo else value.isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
