@@ -14,6 +14,10 @@ def connector_for(settings: Settings, store: Store) -> Connector:
         from platforms.demo.connector import DemoConnector
 
         return DemoConnector(settings, store.account_id, store.id)
+    if store.platform == "shopify":
+        from platforms.shopify.connector import ShopifyConnector
+
+        return ShopifyConnector.for_store(settings, store)
     raise ConfigurationError(f"store {store.id}: unknown platform {store.platform!r}")
 
 

@@ -1,0 +1,127 @@
+"""Shopify settings: the operator's knobs (environment) and one store's connection (sealed).
+
+Two kinds of settings, kept apart on purpose:
+
+- `ShopifySettings`: how Quarry talks to Shopify at all (API version default, base address
+  override for tests, share of the rate-limit bucket, lookback, bulk wait cap). Read from
+  QUARRY_SHOPIFY_* when a connector or command is built, never at import.
+- `ShopConnection`: what identifies one store (myshopify domain, Admin API access token, API
+  version). Stored encrypted in Store.connection_secret with quarry.crypto.SecretBox.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from quarry.crypto import SecretBox
+from quarry.errors import ConfigurationError, InvalidRequest
+
+# A current stable Admin API version. Shopify supports each version for about a year, so
+# the default is a setting (QUARRY_SHOPIFY_API_VERSION) and a per-store override.
+DEFAULT_API_VERSION = "2025-10"
+
+_DOMAIN = re.compile(r"^[a-z0-9][a-z0-9-]{0,99}\.myshopify\.com$")
+_VERSION = re.compile(r"^(\d{4}-(01|04|07|10)|unstable)$")
+
+
+class ShopifySettings(BaseSettings):
+    """Operator settings, from QUARRY_SHOPIFY_* (see docs/shopify.md)."""
+
+    model_config = SettingsConfigDict(env_prefix="QUARRY_SHOPIFY_", extra="ignore")
+
+    api_version: str = DEFAULT_API_VERSION
+    # e.g. http://127.0.0.1:8765 for a local fake; "{domain}" is replaced by the store's
+    # domain. None means https://{domain}.
+    base_url: str | None = None
+    # Never spend more than this share of the shop's cost bucket, so other syncs of the same
+    # store (and the merchant's other tools on this app) keep headroom.
+    bucket_share: float = Field(default=0.5, gt=0, le=1)
+    # Incremental syncs re-read records updated this long before the last sync started:
+    # Shopify's search index lags behind writes by seconds to minutes.
+    lookback_seconds: int = Field(default=900, ge=0)
+    # A bulk operation running longer than this is cancelled and its window split in two.
+    bulk_wait_cap_seconds: float = Field(default=3600, gt=0)
+    bulk_poll_seconds: float = Field(default=5.0, gt=0)
+    # A window is not split below this span; a failure at this size is reported.
+    min_window_seconds: int = Field(default=3600, ge=1)
+    # Failed attempts at one window (errors without progress) before it is split.
+    bulk_attempts: int = Field(default=3, ge=1)
+    # Parent records per ChangePage (one commit of the sync).
+    page_rows: int = Field(default=2000, ge=1)
+    request_timeout_seconds: float = Field(default=60, gt=0)
+    max_attempts: int = Field(default=10, ge=1)
+    backoff_seconds: float = Field(default=1.0, ge=0)
+    backoff_max_seconds: float = Field(default=60, ge=0)
+
+
+def load_shopify_settings(**overrides: Any) -> ShopifySettings:
+    """Read QUARRY_SHOPIFY_* now; a value that does not parse is one ConfigurationError."""
+    from pydantic import ValidationError
+
+    try:
+        return ShopifySettings(**overrides)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = "QUARRY_SHOPIFY_" + "_".join(str(p) for p in first["loc"]).upper()
+        raise ConfigurationError(f"{name}: {first['msg']}") from exc
+
+
+def normalize_domain(value: str, field: str = "domain") -> str:
+    """`NAME.myshopify.com`, lower-cased, or InvalidRequest naming `field`.
+
+    A custom domain (shop.example.com) is refused: the Admin API is only reliably reachable
+    at the permanent myshopify domain.
+    """
+    domain = value.strip().lower().removeprefix("https://").removeprefix("http://").rstrip("/")
+    if not _DOMAIN.match(domain):
+        raise InvalidRequest(
+            f"{field}: {value!r} is not a myshopify domain such as my-store.myshopify.com",
+            errors=[{"field": field, "message": "not a NAME.myshopify.com domain"}],
+        )
+    return domain
+
+
+def check_api_version(value: str, field: str = "api_version") -> str:
+    if not _VERSION.match(value):
+        raise InvalidRequest(
+            f"{field}: {value!r} is not a Shopify API version such as {DEFAULT_API_VERSION}",
+            errors=[{"field": field, "message": "not a YYYY-MM API version"}],
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class ShopConnection:
+    """How to reach one store. `repr` hides the token so it never lands in a log."""
+
+    domain: str
+    token: str
+    api_version: str
+
+    def __repr__(self) -> str:
+        return f"ShopConnection(domain={self.domain!r}, api_version={self.api_version!r})"
+
+    def seal(self, box: SecretBox) -> str:
+        """The encrypted document for Store.connection_secret."""
+        return box.seal(
+            {"domain": self.domain, "token": self.token, "api_version": self.api_version}
+        )
+
+    @classmethod
+    def open(cls, box: SecretBox, secret: str | None, default_version: str) -> ShopConnection:
+        if not secret:
+            raise ConfigurationError("this Shopify store has no connection settings")
+        doc = box.open(secret)
+        try:
+            return cls(
+                domain=doc["domain"],
+                token=doc["token"],
+                api_version=doc.get("api_version") or default_version,
+            )
+        except KeyError as exc:
+            raise ConfigurationError(f"Shopify connection settings lack {exc}") from exc
