@@ -3,6 +3,11 @@ VENV   ?= .venv
 PYTHON ?= python3
 BIN    := $(VENV)/bin
 PYTEST_WORKERS ?= 2
+# Seconds one test may take before pytest-timeout fails it: a hung test must not eat CI's
+# 90 minutes.
+PYTEST_TIMEOUT ?= 600
+# Extra pytest arguments, e.g. `make test PYTEST_ARGS="tests/registry -x"`.
+PYTEST_ARGS ?=
 
 .PHONY: install services test lint demo bench clean
 
@@ -24,13 +29,14 @@ lint: install
 
 test: install services
 	$(BIN)/ruff check .
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --timeout $(PYTEST_TIMEOUT) $(PYTEST_ARGS)
 
 # The service on embedded defaults: seeds (or reuses) a demo account, syncs it, prints a
 # key with curl examples, and runs the API on :8000 and the Dagster UI on :3000.
 demo: install
 	$(BIN)/quarry demo start
 
+# The benchmark harness (bench/); a later issue builds it.
 bench: install
 	$(BIN)/python -m bench
 

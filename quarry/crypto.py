@@ -30,10 +30,18 @@ class SecretBox:
         try:
             return json.loads(self._fernet.decrypt(token.encode()))
         except InvalidToken as exc:
-            raise ConfigurationError(
-                "a stored secret cannot be decrypted with the configured QUARRY_SECRET_KEY"
-            ) from exc
+            raise _undecryptable() from exc
 
     def rotate(self, token: str) -> str:
-        """Re-encrypt under the newest key."""
-        return self._fernet.rotate(token.encode()).decode()
+        """Re-encrypt under the newest key; the token must open with one of the keys."""
+        try:
+            return self._fernet.rotate(token.encode()).decode()
+        except InvalidToken as exc:
+            raise _undecryptable() from exc
+
+
+def _undecryptable() -> ConfigurationError:
+    return ConfigurationError(
+        "a stored secret cannot be decrypted with the configured QUARRY_SECRET_KEY "
+        "(was the key changed without keeping the old one after it, comma-separated?)"
+    )

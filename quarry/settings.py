@@ -4,6 +4,7 @@ built, never at import time."""
 from __future__ import annotations
 
 import os
+import secrets
 import warnings
 from functools import cached_property
 from pathlib import Path
@@ -84,21 +85,47 @@ class Settings(BaseSettings):
 
 
 def _development_key(home: Path) -> str:
+    """The key in QUARRY_HOME/secret.key, generated (0600, with a warning) when absent.
+
+    Several processes may start at once on a fresh home (API workers, the Dagster daemon):
+    the key is written to a private temporary file and hard-linked into place, which
+    fails for every process but the first, and those read the winner's complete key."""
     from cryptography.fernet import Fernet
 
     key_file = home / "secret.key"
-    if key_file.exists():
-        return key_file.read_text().strip()
+    try:
+        if key_file.exists():
+            return _read_key(key_file)
+        home.mkdir(parents=True, exist_ok=True)
+        key = Fernet.generate_key().decode()
+        temporary = home / f".secret.key.{os.getpid()}.{secrets.token_hex(4)}"
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(key)
+            try:
+                os.link(temporary, key_file)
+            except FileExistsError:
+                return _read_key(key_file)
+        finally:
+            temporary.unlink(missing_ok=True)
+    except OSError as exc:
+        raise ConfigurationError(
+            f"cannot keep a development key in {key_file}: {exc.strerror or exc}. "
+            "Set QUARRY_SECRET_KEY, or QUARRY_HOME to a writable directory."
+        ) from exc
     warnings.warn(
         f"QUARRY_SECRET_KEY is not set: generated a development key in {key_file}. "
         "Set QUARRY_SECRET_KEY in production.",
-        stacklevel=2,
+        stacklevel=3,
     )
-    home.mkdir(parents=True, exist_ok=True)
-    key = Fernet.generate_key().decode()
-    fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(key)
+    return key
+
+
+def _read_key(key_file: Path) -> str:
+    key = key_file.read_text().strip()
+    if not key:
+        raise ConfigurationError(f"{key_file} is empty: delete it or set QUARRY_SECRET_KEY")
     return key
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -17,6 +18,11 @@ from quarry.errors import ConfigurationError
 from quarry.settings import Settings
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+# Any fixed number: the PostgreSQL advisory lock that serialises concurrent migrators.
+_MIGRATION_LOCK_KEY = 0x5155_4152  # "QUAR"
+# Seconds to wait for a PostgreSQL connection: an unreachable host fails in this time
+# instead of hanging a command or a worker start.
+_CONNECT_TIMEOUT = 10
 
 
 def make_engine(url: str) -> Engine:
@@ -27,7 +33,10 @@ def make_engine(url: str) -> Engine:
             engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
             event.listen(engine, "connect", _sqlite_pragmas)
         else:
-            engine = create_engine(url, pool_pre_ping=True)
+            connect_args: dict[str, Any] = {}
+            if url.startswith("postgresql") and "connect_timeout" not in url:
+                connect_args["connect_timeout"] = _CONNECT_TIMEOUT
+            engine = create_engine(url, pool_pre_ping=True, connect_args=connect_args)
     except (ArgumentError, ImportError, ValueError) as exc:
         raise ConfigurationError(f"QUARRY_DATABASE_URL is not a usable URL: {exc}") from exc
     return engine
@@ -49,9 +58,14 @@ def alembic_config(engine: Engine) -> Config:
 
 
 def migrate(engine: Engine) -> None:
-    """Bring the registry to the newest revision, or fail with one clear line."""
+    """Bring the registry to the newest revision, or fail with one clear line.
+
+    Safe to call from several processes at once (API workers, the Dagster daemon and a
+    command starting together on a fresh database): they take turns, and all but the first
+    find the registry up to date."""
     try:
-        with engine.begin() as connection:
+        with _sqlite_file_lock(engine), engine.begin() as connection:
+            _lock_postgresql(connection)
             config = alembic_config(engine)
             config.attributes["connection"] = connection
             command.upgrade(config, "head")
@@ -60,6 +74,38 @@ def migrate(engine: Engine) -> None:
             f"cannot reach the registry database {engine.url.render_as_string()}: "
             f"{str(exc.orig).strip().splitlines()[0]}"
         ) from exc
+
+
+def _lock_postgresql(connection: Connection) -> None:
+    # Held until the migration's transaction ends; PostgreSQL's DDL is transactional, so a
+    # waiting migrator then sees the finished schema and the new alembic_version.
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY})
+
+
+@contextmanager
+def _sqlite_file_lock(engine: Engine) -> Iterator[None]:
+    """An exclusive lock beside a SQLite registry file for the length of a migration.
+
+    SQLite runs DDL outside the driver's transactions, so two migrators could both see an
+    empty database and both create the tables; a lock file is what they can share."""
+    database = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not database or database == ":memory:" or database.startswith("file:"):
+        yield
+        return
+    lock_path = Path(database).with_name(Path(database).name + ".migrate-lock")
+    try:
+        handle = lock_path.open("a")
+    except OSError as exc:
+        raise ConfigurationError(
+            f"cannot write beside the registry database {database}: {exc.strerror or exc}"
+        ) from exc
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 class Registry:

@@ -75,10 +75,15 @@ def create_key(
             f"scopes: {', '.join(unknown) or '(none)'} not among {', '.join(SCOPES)}",
             errors=[{"field": "scopes", "message": f"allowed: {', '.join(SCOPES)}"}],
         )
-    if store_ids is not None:
-        owned = set(
-            session.scalars(select(Store.id).where(Store.account_id == account_id)).all()
+    if store_ids is not None and not store_ids:
+        # An empty list would be a key that reads nothing: almost surely a mistake for
+        # "every store", which is spelled by giving no list at all.
+        raise InvalidRequest(
+            "stores: give at least one store id, or none for every store of the account",
+            errors=[{"field": "stores", "message": "empty list"}],
         )
+    if store_ids is not None:
+        owned = set(session.scalars(select(Store.id).where(Store.account_id == account_id)).all())
         foreign = [s for s in store_ids if s not in owned]
         if foreign:
             raise InvalidRequest(

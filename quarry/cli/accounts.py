@@ -5,7 +5,13 @@ from __future__ import annotations
 import click
 
 from quarry.cli.context import AppContext, echo_json, pass_app
-from registry.accounts import create_account, get_account, list_accounts
+from registry.accounts import (
+    check_currency,
+    check_timezone,
+    create_account,
+    get_account,
+    list_accounts,
+)
 
 
 def account_json(account: object) -> dict[str, object]:
@@ -32,6 +38,10 @@ def accounts() -> None:
 @pass_app
 def create(app: AppContext, name: str, currency: str, timezone: str, as_json: bool) -> None:
     """Create an account."""
+    # Checked before the registry is opened, so bad input leaves nothing behind: not even
+    # a fresh registry file in an empty QUARRY_HOME.
+    check_currency(currency)
+    check_timezone(timezone)
     with app.registry.session() as session:
         account = create_account(session, name=name, currency=currency, timezone=timezone)
         shown = account_json(account)

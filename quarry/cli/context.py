@@ -1,13 +1,17 @@
-"""What every command shares: settings read at start-up, a registry migrated on first use."""
+"""What every command shares: settings read at start-up, a registry migrated on first use,
+and user errors rendered as one `error:` line."""
 
 from __future__ import annotations
 
 import json
+import sys
 from functools import cached_property
 from typing import Any
 
 import click
+from sqlalchemy.exc import OperationalError
 
+from quarry.errors import QuarryError
 from quarry.settings import Settings, load_settings
 from registry.db import Registry
 
@@ -25,6 +29,23 @@ class AppContext:
 
 
 pass_app = click.make_pass_decorator(AppContext, ensure=True)
+
+
+class QuarryGroup(click.Group):
+    """Turns every QuarryError into `error: ...` on stderr and exit status 1, no traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except QuarryError as exc:
+            click.echo(f"error: {exc.detail}", err=True)
+            sys.exit(1)
+        except OperationalError as exc:
+            # The registry was reachable when the command started (migrations check that)
+            # and went away during it: still one line, not a driver traceback.
+            reason = str(exc.orig or exc).strip().splitlines()[0]
+            click.echo(f"error: the registry database failed: {reason}", err=True)
+            sys.exit(1)
 
 
 def echo_json(value: Any) -> None:

@@ -3,25 +3,12 @@
 from __future__ import annotations
 
 import logging
-import sys
 import warnings
 from typing import Any
 
 import click
 
-from quarry.cli.context import AppContext, pass_app
-from quarry.errors import QuarryError
-
-
-class QuarryGroup(click.Group):
-    """Turns every QuarryError into `error: ...` on stderr and exit status 1, no traceback."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except QuarryError as exc:
-            click.echo(f"error: {exc.detail}", err=True)
-            sys.exit(1)
+from quarry.cli.context import AppContext, QuarryGroup, pass_app
 
 
 def _show_warning(message: Any, category: Any, *_args: Any, **_kwargs: Any) -> None:
@@ -48,12 +35,14 @@ def migrate(app: AppContext) -> None:
 def _register() -> None:
     # Command modules are imported here so that `quarry --help` lists them all, and each
     # module stays small and owns one group.
-    from quarry.cli import accounts, demo, keys, run, stores
+    from quarry.cli import accounts, demo, exports, keys, run, shopify, stores
 
     cli.add_command(accounts.accounts)
+    stores.stores.add_command(shopify.add)
     cli.add_command(stores.stores)
     cli.add_command(keys.keys)
     cli.add_command(demo.demo)
+    cli.add_command(exports.exports)
     for command in run.COMMANDS:
         cli.add_command(command)
     for command in run.DEMO_COMMANDS:

@@ -51,12 +51,14 @@ def list_(app: AppContext, account_id: str | None, as_json: bool) -> None:
 @pass_app
 def remove(app: AppContext, store_id: str) -> None:
     """Remove a store with its warehouse data, platform files and sync state."""
-    from platforms.registry import forget_store
-    from warehouse.tables import delete_store
-
     with app.registry.session() as session:
         store = get_store(session, store_id)
         platform = store.platform
+    # Imported once the store is known to exist: an unknown id is answered without loading
+    # the warehouse's Delta and Arrow stack.
+    from platforms.registry import forget_store
+    from warehouse.tables import delete_store
+
     # Data first, registry row last: an interrupted removal can be run again.
     delete_store(app.settings, store_id)
     forget_store(app.settings, platform, store_id)

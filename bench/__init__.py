@@ -1,0 +1,1 @@
+"""Benchmark harness (placeholder: a later issue builds it)."""

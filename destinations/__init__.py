@@ -1,0 +1,1 @@
+"""Delivery of export files: one interface, one module per destination kind."""

@@ -1,0 +1,78 @@
+"""`quarry stores list|remove` (stores are added by platform-specific commands)."""
+
+from __future__ import annotations
+
+from quarry.settings import Settings
+from registry.accounts import create_store
+from registry.db import Registry
+from tests.cli.runner import assert_one_line_error, invoke, ok, ok_json
+
+
+def new_account(name: str) -> str:
+    return ok(
+        "accounts", "create", "--name", name, "--currency", "USD", "--timezone", "UTC"
+    ).strip()
+
+
+def new_store(settings: Settings, account_id: str, name: str, platform: str = "demo") -> str:
+    registry = Registry(settings)
+    try:
+        with registry.session() as session:
+            return create_store(
+                session,
+                account_id=account_id,
+                name=name,
+                domain=f"{name.lower()}.example",
+                currency="EUR",
+                timezone="Europe/Berlin",
+                platform=platform,
+            ).id
+    finally:
+        registry.dispose()
+
+
+def test_list_is_empty_at_first() -> None:
+    assert ok("stores", "list") == ""
+    assert ok_json("stores", "list") == []
+
+
+def test_list_json_has_the_store_fields(home: Settings) -> None:
+    account_id = new_account("Acme")
+    store_id = new_store(home, account_id, "Berlin")
+    (row,) = ok_json("stores", "list")
+    assert row == {
+        "id": store_id,
+        "account_id": account_id,
+        "name": "Berlin",
+        "myplatform_domain": "berlin.example",
+        "platform": "demo",
+        "currency": "EUR",
+        "timezone": "Europe/Berlin",
+        "status": "active",
+        "last_synced_at": None,
+    }
+    line = ok("stores", "list").strip()
+    assert line.split()[:2] == [store_id, account_id]
+
+
+def test_list_of_one_account(home: Settings) -> None:
+    acme = new_account("Acme")
+    other = new_account("Other")
+    mine = new_store(home, acme, "Mine")
+    new_store(home, other, "Theirs")
+    assert [row["id"] for row in ok_json("stores", "list", "--account", acme)] == [mine]
+    assert len(ok_json("stores", "list")) == 2
+
+
+def test_remove_of_an_unknown_store_is_one_error_line() -> None:
+    assert_one_line_error(invoke("stores", "remove", "st_nope"), "st_nope", "does not exist")
+
+
+def test_remove_deletes_the_store(home: Settings) -> None:
+    account_id = new_account("Acme")
+    # A platform with no local files keeps this test about the registry and the warehouse.
+    store_id = new_store(home, account_id, "Gone", platform="shopify")
+    kept = new_store(home, account_id, "Kept", platform="shopify")
+    assert ok("stores", "remove", store_id).strip() == f"{store_id} removed"
+    assert [row["id"] for row in ok_json("stores", "list")] == [kept]
+    assert_one_line_error(invoke("stores", "remove", store_id), store_id, "does not exist")
