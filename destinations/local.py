@@ -1,0 +1,92 @@
+"""Local folder delivery, for the sample configurations and single-machine setups.
+
+The file is copied under a temporary name in the target folder and moved into place with
+os.replace, which is atomic on one file system. The folder must lie inside QUARRY_HOME so a
+configuration cannot write over files elsewhere on the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from typing import Any, ClassVar
+
+from destinations.base import (
+    BaseDestination,
+    Delivery,
+    DeliveryError,
+    Receipt,
+    call_quietly,
+    temporary_name,
+)
+from destinations.fields import FieldReader
+from quarry.settings import Settings
+
+DEFAULT_FOLDER = "deliveries"
+
+
+class LocalDestination(BaseDestination):
+    kind: ClassVar[str] = "local"
+
+    @classmethod
+    def validate(
+        cls,
+        settings: Mapping[str, Any],
+        credentials: Mapping[str, Any],
+        app_settings: Settings,
+    ) -> dict[str, Any]:
+        fields = FieldReader(cls.kind, settings, credentials)
+        folder = fields.text("folder", default=DEFAULT_FOLDER) or DEFAULT_FOLDER
+        path = PurePosixPath(folder)
+        if not fields.has_error("folder"):
+            if path.is_absolute():
+                if not _inside(Path(folder), app_settings.home):
+                    fields.error("folder", "must be inside QUARRY_HOME")
+            elif ".." in path.parts:
+                fields.error("folder", "must not contain '..'")
+        fields.raise_if_errors()
+        return {"folder": folder}
+
+    def folder(self) -> Path:
+        folder = Path(self.settings["folder"])
+        return folder if folder.is_absolute() else self.app_settings.home / folder
+
+    def target(self) -> str:
+        return str(self.folder())
+
+    def _deliver_once(self, delivery: Delivery, size: int, sha256: str) -> Receipt:
+        folder = self.folder()
+        # Checked again here: a symlink made after the configuration was applied must not
+        # lead outside QUARRY_HOME.
+        if not _inside(folder, self.app_settings.home):
+            raise DeliveryError("folder is not inside QUARRY_HOME")
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = folder / temporary_name(delivery)
+        final = folder / delivery.file_name
+        try:
+            with delivery.path.open("rb") as source, partial.open("wb") as sink:
+                shutil.copyfileobj(source, sink, 1 << 20)
+                sink.flush()
+                os.fsync(sink.fileno())
+            os.replace(partial, final)
+        except BaseException:
+            call_quietly(lambda: partial.unlink(missing_ok=True))
+            raise
+        return Receipt(kind=self.kind, location=str(final), bytes=size, sha256=sha256)
+
+    def _failure(self, exc: Exception) -> DeliveryError:
+        if isinstance(exc, PermissionError):
+            return DeliveryError("permission denied writing to the folder")
+        if isinstance(exc, OSError):
+            return DeliveryError(f"cannot write the file ({exc.strerror or exc})")
+        return super()._failure(exc)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True
