@@ -1,0 +1,152 @@
+"""Small hand-made pages in the warehouse schemas, a registry with two stores, a reader.
+
+Order `n` of a store has id `<store>-o<n>`; its lines are `<store>-l<n>-<k>`. `version`
+marks which sync wrote a row: it lands in `tags` (orders) and `sku` (lines) and shifts the
+amounts, so a test can tell old rows from new ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from platforms.base import ChangePage
+from quarry.settings import Settings
+from registry.accounts import create_account, create_store
+from registry.db import Registry
+from warehouse.reader import WarehouseReader
+from warehouse.schemas import TABLES
+from warehouse.tables import open_table
+from warehouse.views import scan_sql
+
+STORES = ("st_a", "st_b")
+EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def rows_table(name: str, rows: Iterable[dict[str, Any]]) -> pa.Table:
+    """`rows` (dicts naming some columns) as a table in `name`'s exact schema."""
+    schema = TABLES[name].schema
+    return pa.Table.from_pylist(
+        [{f.name: row.get(f.name) for f in schema} for row in rows], schema=schema
+    )
+
+
+def order_rows(store: str, numbers: Iterable[int], version: int = 0) -> pa.Table:
+    return rows_table(
+        "orders",
+        (
+            {
+                "id": f"{store}-o{n}",
+                "store_id": store,
+                "order_name": f"#{n}",
+                "created_at": EPOCH + timedelta(minutes=n),
+                "updated_at": EPOCH + timedelta(days=version, minutes=n),
+                "currency": "USD",
+                "tags": f"v{version}",
+                "total_price": Decimal(n) + Decimal("0.01") * version,
+                "line_item_count": 2,
+            }
+            for n in numbers
+        ),
+    )
+
+
+def line_rows(store: str, numbers: Iterable[int], version: int = 0, per_order: int = 2) -> pa.Table:
+    return rows_table(
+        "order_lines",
+        (
+            {
+                "id": f"{store}-l{n}-{k}",
+                "store_id": store,
+                "order_id": f"{store}-o{n}",
+                "sku": f"v{version}",
+                "quantity": k + 1,
+                "price": Decimal("9.99") + Decimal(version),
+            }
+            for n in numbers
+            for k in range(per_order)
+        ),
+    )
+
+
+def orders_page(
+    store: str,
+    numbers: Iterable[int],
+    version: int = 0,
+    deleted: Iterable[int] = (),
+    per_order: int = 2,
+) -> ChangePage:
+    numbers = list(numbers)
+    return ChangePage(
+        {
+            "orders": order_rows(store, numbers, version),
+            "order_lines": line_rows(store, numbers, version, per_order),
+        },
+        [f"{store}-o{n}" for n in deleted],
+        cursor=f"{store}:{version}",
+    )
+
+
+Row = dict[str, Any]
+
+
+def current_rows(
+    settings: Settings, table: str, store: str | None = None, version: int | None = None
+) -> list[Row]:
+    """Every row of `table` at `version` (latest when None), sorted, read with DuckDB
+    straight from the Delta files (not through the reader under test)."""
+    files = open_table(settings, table, version).file_uris()
+    sql = f"SELECT * FROM ({scan_sql(TABLES[table], files)})"
+    if store is not None:
+        sql += f" WHERE store_id = '{store}'"
+    return fetch_dicts(duckdb.connect(), sql)
+
+
+def fetch_dicts(connection: duckdb.DuckDBPyConnection, sql: str) -> list[Row]:
+    """The rows of `sql` as dicts, in a stable order."""
+    cursor = connection.execute(sql)
+    names = [d[0] for d in cursor.description]
+    return sorted((dict(zip(names, row, strict=True)) for row in cursor.fetchall()), key=repr)
+
+
+def ids(rows: list[Row]) -> list[str]:
+    return sorted(row["id"] for row in rows)
+
+
+def add_stores(registry: Registry) -> None:
+    """One account owning the stores STORES."""
+    with registry.session() as session:
+        account = create_account(session, name="Acme", currency="USD", timezone="UTC")
+        for store in STORES:
+            create_store(
+                session,
+                account_id=account.id,
+                name=store,
+                domain=f"{store}.example",
+                currency="USD",
+                timezone="UTC",
+                platform="demo",
+                store_id=store,
+            )
+
+
+@pytest.fixture
+def registry(quarry_env: Settings) -> Iterator[Registry]:
+    """The SQLite registry of the test's home, with the stores STORES."""
+    reg = Registry(quarry_env)
+    add_stores(reg)
+    yield reg
+    reg.dispose()
+
+
+@pytest.fixture
+def reader(quarry_env: Settings, registry: Registry) -> Iterator[WarehouseReader]:
+    warehouse_reader = WarehouseReader(quarry_env, registry)
+    yield warehouse_reader
+    warehouse_reader.close()

@@ -1,0 +1,176 @@
+"""The reader shows exactly the recorded snapshot of the requested stores, with exact types."""
+
+from __future__ import annotations
+
+import threading
+from datetime import date
+from decimal import Decimal
+
+from quarry.settings import Settings
+from registry.db import Registry
+from tests.warehouse.conftest import fetch_dicts, orders_page, rows_table
+from warehouse.reader import WarehouseReader
+from warehouse.schemas import TABLES
+from warehouse.snapshots import record_snapshot
+from warehouse.tables import current_versions
+from warehouse.views import duckdb_type
+from warehouse.writer import StoreWriter, upsert_rows
+
+ORDER_TABLES = ["orders", "order_lines"]
+
+
+def _sync(
+    settings: Settings,
+    registry: Registry,
+    store: str,
+    numbers: list[int],
+    *,
+    version: int = 0,
+    full: bool = False,
+) -> None:
+    """Apply a page and record the store's snapshot, as a sync does."""
+    page = orders_page(store, numbers, version)
+    StoreWriter(settings, store).apply(page, full=full, first=full)
+    record_snapshot(registry, store, current_versions(settings, ORDER_TABLES))
+
+
+def _counts(reader: WarehouseReader, stores: list[str]) -> dict[str, int]:
+    with reader.read(stores) as cursor:
+        return {
+            t: cursor.execute(f"SELECT count(*) FROM {t}").fetchone()[0]  # type: ignore[index]
+            for t in ORDER_TABLES
+        }
+
+
+def test_reads_the_recorded_versions_not_newer_commits(
+    quarry_env: Settings, registry: Registry, reader: WarehouseReader
+) -> None:
+    _sync(quarry_env, registry, "st_a", [1, 2, 3], full=True)
+    # A sync in progress: committed, not recorded.
+    StoreWriter(quarry_env, "st_a").apply(
+        orders_page("st_a", [4, 5], version=1), full=False, first=False
+    )
+
+    assert _counts(reader, ["st_a"]) == {"orders": 3, "order_lines": 6}
+    with reader.read(["st_a"]) as cursor:
+        assert {r["tags"] for r in fetch_dicts(cursor, "SELECT tags FROM orders")} == {"v0"}
+
+    record_snapshot(registry, "st_a", current_versions(quarry_env, ORDER_TABLES))
+    assert _counts(reader, ["st_a"]) == {"orders": 5, "order_lines": 10}
+
+
+def test_two_stores_at_different_versions(
+    quarry_env: Settings, registry: Registry, reader: WarehouseReader
+) -> None:
+    _sync(quarry_env, registry, "st_a", [1, 2], full=True)
+    _sync(quarry_env, registry, "st_b", [1, 2, 3], full=True)
+    _sync(quarry_env, registry, "st_a", [3], version=1)
+    # st_b's newer commit is not recorded; st_a's snapshot is newer than st_b's.
+    StoreWriter(quarry_env, "st_b").apply(
+        orders_page("st_b", [9], version=2), full=False, first=False
+    )
+
+    with reader.read(["st_a", "st_b"]) as cursor:
+        rows = fetch_dicts(cursor, "SELECT store_id, count(*) AS n FROM orders GROUP BY 1")
+        lines = cursor.execute("SELECT count(*) FROM order_lines").fetchone()
+    assert rows == [{"store_id": "st_a", "n": 3}, {"store_id": "st_b", "n": 3}]
+    assert lines == (12,)
+    assert _counts(reader, ["st_b"]) == {"orders": 3, "order_lines": 6}
+
+
+def test_stores_without_a_snapshot_contribute_nothing(
+    quarry_env: Settings, registry: Registry, reader: WarehouseReader
+) -> None:
+    _sync(quarry_env, registry, "st_a", [1], full=True)
+    StoreWriter(quarry_env, "st_b").apply(orders_page("st_b", [1, 2]), full=True, first=True)
+
+    assert _counts(reader, ["st_b"]) == {"orders": 0, "order_lines": 0}
+    assert _counts(reader, ["st_a", "st_b"]) == {"orders": 1, "order_lines": 2}
+    assert _counts(reader, []) == {"orders": 0, "order_lines": 0}
+
+
+def test_every_table_is_queryable_with_exact_types_before_any_sync(
+    reader: WarehouseReader,
+) -> None:
+    with reader.read(["st_a"]) as cursor:
+        for name, table in TABLES.items():
+            described = cursor.execute(f"DESCRIBE {name}").fetchall()
+            assert [(r[0], r[1]) for r in described] == [
+                (f.name, duckdb_type(f.type)) for f in table.schema
+            ], name
+            assert cursor.execute(f"SELECT count(*) FROM {name}").fetchone() == (0,)
+
+
+def test_money_and_time_types_are_exact_and_utc(
+    quarry_env: Settings, registry: Registry, reader: WarehouseReader
+) -> None:
+    _sync(quarry_env, registry, "st_a", [1], full=True)
+    with reader.read(["st_a"]) as cursor:
+        row = fetch_dicts(
+            cursor,
+            "SELECT typeof(total_price) AS money, typeof(created_at) AS ts, total_price,"
+            " created_at::VARCHAR AS shown, current_setting('TimeZone') AS zone FROM orders",
+        )[0]
+    assert row["money"] == "DECIMAL(18,2)"
+    assert row["ts"] == "TIMESTAMP WITH TIME ZONE"
+    assert row["total_price"] == Decimal("1.00")
+    assert row["shown"] == "2024-01-01 00:01:00+00"
+    assert row["zone"] == "UTC"
+
+
+def test_exchange_rates_use_the_highest_recorded_version(
+    quarry_env: Settings, registry: Registry, reader: WarehouseReader
+) -> None:
+    def rates(day: int) -> None:
+        row = {"date": date(2024, 1, day), "base": "USD", "currency": "EUR", "rate": Decimal(1)}
+        upsert_rows(quarry_env, "exchange_rates", rows_table("exchange_rates", [row]))
+
+    rates(1)
+    record_snapshot(registry, "st_a", current_versions(quarry_env, ["exchange_rates"]))
+    rates(2)
+    record_snapshot(registry, "st_b", current_versions(quarry_env, ["exchange_rates"]))
+    rates(3)
+
+    def count(stores: list[str]) -> int:
+        with reader.read(stores) as cursor:
+            return cursor.execute("SELECT count(*) FROM exchange_rates").fetchone()[0]  # type: ignore[index]
+
+    assert count(["st_a"]) == 1
+    assert count(["st_a", "st_b"]) == 2
+    assert count([]) == 0
+
+
+def test_snapshot_key_changes_exactly_with_the_versions(
+    quarry_env: Settings, registry: Registry, reader: WarehouseReader
+) -> None:
+    _sync(quarry_env, registry, "st_a", [1], full=True)
+    first = reader.snapshot(["st_a", "st_b"])
+    assert reader.snapshot(["st_b", "st_a"]).key == first.key
+    record_snapshot(registry, "st_b", {"customers": 0})
+    assert reader.snapshot(["st_a", "st_b"]).key != first.key
+    assert reader.snapshot(["st_a"]).key == reader.snapshot(["st_a"]).key
+
+
+def test_threads_reading_different_snapshots_see_their_own(
+    quarry_env: Settings, registry: Registry
+) -> None:
+    _sync(quarry_env, registry, "st_a", [1], full=True)
+    _sync(quarry_env, registry, "st_b", [1, 2, 3], full=True)
+    reader = WarehouseReader(quarry_env, registry, max_cached_snapshots=1)
+    expected = {"st_a": 1, "st_b": 3}
+    wrong: list[tuple[str, int]] = []
+
+    def read(store: str) -> None:
+        for _ in range(30):
+            with reader.read([store]) as cursor:
+                count = cursor.execute("SELECT count(*) FROM orders").fetchone()[0]  # type: ignore[index]
+            if count != expected[store]:
+                wrong.append((store, count))
+
+    threads = [threading.Thread(target=read, args=(s,)) for s in ("st_a", "st_b") * 3]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    reader.close()
+    assert wrong == []

@@ -1,0 +1,59 @@
+"""Table creation and table-wide helpers."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from quarry.settings import Settings
+from warehouse.schemas import TABLES
+from warehouse.tables import (
+    current_versions,
+    ensure_tables,
+    open_table,
+    store_predicate,
+    table_path,
+)
+
+
+def test_racing_creators_make_each_table_once(quarry_env: Settings) -> None:
+    start = threading.Barrier(4)
+    errors: list[BaseException] = []
+
+    def create() -> None:
+        start.wait()
+        try:
+            ensure_tables(quarry_env)
+        except BaseException as exc:  # collected for the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=create) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    assert current_versions(quarry_env, TABLES) == dict.fromkeys(TABLES, 0)
+    ensure_tables(quarry_env)
+    assert current_versions(quarry_env, TABLES) == dict.fromkeys(TABLES, 0)
+
+
+def test_tables_have_their_schema_and_partitioning(quarry_env: Settings) -> None:
+    ensure_tables(quarry_env)
+    for name, spec in TABLES.items():
+        table = open_table(quarry_env, name)
+        metadata = table.metadata()
+        assert metadata.partition_columns == (["store_id"] if spec.partitioned else [])
+        assert [f.name for f in table.schema().fields] == spec.schema.names
+        assert table_path(quarry_env, name).is_dir()
+
+
+def test_store_ids_are_checked_before_they_reach_sql(quarry_env: Settings) -> None:
+    assert store_predicate("st_a1", "t") == "t.store_id = 'st_a1'"
+    for bad in ("st_a' OR '1'='1", "ST_A", "", "st-a"):
+        with pytest.raises(ValueError):
+            store_predicate(bad)
+    with pytest.raises(KeyError, match="not a warehouse table"):
+        table_path(quarry_env, "ordres")
