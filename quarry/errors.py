@@ -80,3 +80,18 @@ class RateLimited(QuarryError):
     limit: int = 0
     status: int = 429
     title: str = "Too many requests"
+
+
+@dataclass
+class PlanUpgradeRequired(Forbidden):
+    """The account's plan does not include the API (GET /v1/account still answers)."""
+
+    title: str = "Plan upgrade required"
+
+
+@dataclass
+class ServiceUnavailable(QuarryError):
+    """A dependency the service needs (registry, warehouse) cannot be reached."""
+
+    status: int = 503
+    title: str = "Service unavailable"

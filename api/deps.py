@@ -1,0 +1,60 @@
+"""Dependencies, declared once as Annotated aliases for the route files.
+
+The app's long-lived objects (settings, registry, warehouse reader) are built by
+create_app and kept on app.state; these hand them to routes. Dependencies without I/O are
+async so that FastAPI calls them inline instead of through the thread pool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, Request
+from sqlalchemy.orm import Session
+
+from api.auth import Principal, authenticate, require_api, require_scope
+from quarry.errors import InvalidRequest
+from quarry.settings import Settings
+from registry.db import Registry
+from warehouse.reader import WarehouseReader
+
+
+async def get_settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+async def get_registry(request: Request) -> Registry:
+    return request.app.state.registry
+
+
+async def get_reader(request: Request) -> WarehouseReader:
+    return request.app.state.reader
+
+
+def get_session(registry: Annotated[Registry, Depends(get_registry)]) -> Iterator[Session]:
+    """A registry session for the request, committed when the route returns."""
+    with registry.session() as session:
+        yield session
+
+
+async def no_parameters(request: Request) -> None:
+    """For endpoints without parameters: any query parameter is a 400 naming it, since a
+    parameter that is silently ignored is a bug the client never hears about."""
+    for name in request.query_params:
+        message = "unknown parameter: this endpoint takes none"
+        raise InvalidRequest(f"{name}: {message}", errors=[{"field": name, "message": message}])
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+RegistryDep = Annotated[Registry, Depends(get_registry)]
+SessionDep = Annotated[Session, Depends(get_session)]
+ReaderDep = Annotated[WarehouseReader, Depends(get_reader)]
+NoParameters = Annotated[None, Depends(no_parameters)]
+
+# The caller, by what the endpoint needs: any live key (GET /v1/account); a key on a plan
+# with the API (stores, datasets); and the scope of data and export endpoints.
+KeyPrincipal = Annotated[Principal, Depends(authenticate)]
+ApiPrincipal = Annotated[Principal, Depends(require_api)]
+ReadPrincipal = Annotated[Principal, Depends(require_scope("read_data"))]
+ExportPrincipal = Annotated[Principal, Depends(require_scope("exports"))]

@@ -1,0 +1,75 @@
+"""The app factory. `uvicorn --factory api.main:create_app` (what `quarry serve` runs)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import APIRouter, FastAPI
+
+from api.logs import install_secret_filter
+from api.middleware import ResponseHeadersMiddleware
+from api.openapi import build_openapi
+from api.problems import install_problem_handlers
+from api.ratelimit import build_limiter
+from api.routes import account, datasets, export_jobs, exports, health, records, stores
+from quarry.settings import Settings, load_settings
+from registry.db import Registry
+from warehouse.reader import WarehouseReader
+
+# Every router, in one place: the query and export routers join this list. Record routes
+# are fixed paths per dataset (/v1/orders, ...), so the order here does not matter.
+ROUTERS: tuple[APIRouter, ...] = (
+    health.router,
+    account.router,
+    stores.router,
+    datasets.router,
+    records.router,
+    exports.router,
+    export_jobs.router,
+)
+
+DESCRIPTION = """Records, aggregate queries and exports of the stores of one account.
+
+Every /v1 request carries `Authorization: Bearer <key>`. Every error is an RFC 7807
+problem (`application/problem+json`). See docs/api.md for parameter formats and limits."""
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The API over `settings` (read from the environment when None).
+
+    Builds the registry (migrated once, here, not per request), the warehouse reader and
+    the rate limiter; a bad setting fails here with a ConfigurationError."""
+    settings = settings or load_settings()
+    limiter = build_limiter(settings)
+    registry = Registry(settings)
+    reader = WarehouseReader(settings, registry)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        # Only what reopens on demand: an app may see several lifespans (test clients), and
+        # the reader's in-memory DuckDB goes with the process anyway.
+        registry.dispose()
+        if limiter is not None:
+            limiter.close()
+
+    app = FastAPI(
+        title="Quarry",
+        version="1",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        docs_url="/docs",
+        redoc_url=None,
+    )
+    app.state.settings = settings
+    app.state.registry = registry
+    app.state.reader = reader
+    app.state.limiter = limiter
+    install_problem_handlers(app)
+    app.add_middleware(ResponseHeadersMiddleware)
+    for router in ROUTERS:
+        app.include_router(router)
+    app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]
+    install_secret_filter()
+    return app

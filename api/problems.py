@@ -1,0 +1,121 @@
+"""The one place errors become responses: every QuarryError, Starlette's and FastAPI's own
+errors and anything unexpected are rendered as RFC 7807 application/problem+json."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from quarry.errors import QuarryError, RateLimited, Unauthorized
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+# Titles of statuses that Starlette raises itself (unknown path, wrong method).
+_TITLES = {404: "Not found", 405: "Method not allowed", 500: "Internal error"}
+# A server error's own message may name paths or hosts; the client gets this instead and
+# the log gets the real one.
+INTERNAL_DETAIL = "The server could not answer this request; the error has been logged."
+
+logger = logging.getLogger("api.errors")
+
+
+def problem_type(title: str) -> str:
+    """The problem's `type`: a URN per title, e.g. urn:quarry:problem:insufficient-scope
+    (listed in docs/api.md, "Errors")."""
+    return "urn:quarry:problem:" + re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+
+
+def problem_body(error: QuarryError, instance: str | None) -> dict[str, Any]:
+    detail = INTERNAL_DETAIL if error.status >= 500 and error.status != 503 else error.detail
+    body: dict[str, Any] = {
+        "type": problem_type(error.title),
+        "title": error.title,
+        "status": error.status,
+        "detail": detail,
+    }
+    if instance is not None:
+        body["instance"] = instance
+    if error.errors:
+        body["errors"] = error.errors
+    return body
+
+
+def problem_response(
+    error: QuarryError, instance: str | None, headers: dict[str, str] | None = None
+) -> Response:
+    """`error` as a problem+json response, with the headers its status calls for."""
+    extra = dict(headers or {})
+    if isinstance(error, Unauthorized):
+        extra["WWW-Authenticate"] = "Bearer"
+    if isinstance(error, RateLimited):
+        extra["Retry-After"] = str(max(1, error.retry_after))
+        extra["X-RateLimit-Limit"] = str(error.limit)
+    body = json.dumps(problem_body(error, instance), ensure_ascii=False, separators=(",", ":"))
+    return Response(
+        body.encode(), status_code=error.status, headers=extra, media_type=PROBLEM_MEDIA_TYPE
+    )
+
+
+def internal_error_response(path: str) -> Response:
+    return problem_response(QuarryError(INTERNAL_DETAIL), path)
+
+
+async def _quarry_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, QuarryError)
+    if exc.status >= 500:
+        logger.error("%s %s failed: %s", request.method, request.url.path, exc.detail)
+    return problem_response(exc, request.url.path)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    status = exc.status_code
+    try:
+        phrase, description = HTTPStatus(status).phrase, HTTPStatus(status).description
+    except ValueError:  # a status outside the standard list
+        phrase, description = f"HTTP {status}", f"HTTP {status}"
+    title = _TITLES.get(status, phrase)
+    headers = dict(exc.headers or {})
+    detail = exc.detail if isinstance(exc.detail, str) and exc.detail else description
+    # Starlette's own 404 and 405 carry only the phrase; say what was asked instead.
+    if status == 404 and detail == phrase:
+        detail = f"nothing is served at {request.url.path}"
+    elif status == 405 and detail == phrase:
+        detail = f"{request.method} is not allowed here; allowed: {headers.get('Allow', '')}"
+    error = QuarryError(detail, status=status, title=title)
+    return problem_response(error, request.url.path, headers)
+
+
+async def _validation_error(request: Request, exc: Exception) -> Response:
+    """FastAPI's own 422 becomes our 400 "Invalid request" with `errors[].field`."""
+    assert isinstance(exc, RequestValidationError)
+    errors = []
+    for item in exc.errors():
+        location = [str(part) for part in item.get("loc", ())]
+        field = ".".join(location[1:]) or (location[0] if location else "request")
+        if item.get("type") == "json_invalid":  # its loc ends in a character offset
+            field = "body"
+        errors.append({"field": field, "message": str(item.get("msg", "is not valid"))})
+    detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors) or "invalid request"
+    error = QuarryError(detail, errors=errors, status=400, title="Invalid request")
+    return problem_response(error, request.url.path)
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    logger.exception("%s %s failed", request.method, request.url.path, exc_info=exc)
+    return internal_error_response(request.url.path)
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    """Register the handlers; api.middleware renders what escapes them."""
+    app.add_exception_handler(QuarryError, _quarry_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(Exception, _unexpected)

@@ -1,0 +1,90 @@
+"""GET /v1/export-jobs/{id} and GET /v1/export-jobs/{id}/download.
+
+A job is visible to a key of its account that reads every store the job's file holds;
+any other id answers the same 404 as an unknown one. The download streams the stored
+file with its real content type; 409 while the job has no file, 404 once it was removed.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import PurePosixPath
+from urllib.parse import quote
+
+from fastapi import APIRouter
+from starlette.responses import FileResponse, Response
+
+from api.deps import ExportPrincipal, NoParameters, RegistryDep, SettingsDep
+from api.json import json_response
+from api.openapi import AUTHENTICATED, problem_responses
+from api.routes.exports import RunsDep
+from exports.configs import require_config
+from exports.jobs import get_visible_job
+from exports.listing import job_view
+from exports.produce import CONTENT_TYPES
+from quarry.errors import Conflict, NotFound
+
+router = APIRouter(prefix="/v1", tags=["exports"])
+_NOT_TOKEN = re.compile(r'[^\x20-\x7e]|["\\]')
+
+
+def content_disposition(file_name: str) -> str:
+    """`attachment` with an ASCII `filename` for old clients and the exact name, UTF-8 and
+    percent-encoded, in `filename*` (RFC 6266, RFC 5987)."""
+    folded = unicodedata.normalize("NFKD", file_name).encode("ascii", "ignore").decode()
+    fallback = _NOT_TOKEN.sub("_", folded).strip()
+    suffix = PurePosixPath(file_name).suffix
+    suffix = suffix if suffix.isascii() else ""
+    stem = fallback.removesuffix(suffix) if suffix else fallback
+    if not stem.strip("_ ."):  # nothing readable survived the folding
+        fallback = "export" + suffix
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(file_name, safe='')}"
+
+
+@router.get("/export-jobs/{job_id}", responses=problem_responses(*AUTHENTICATED, 404))
+def get_export_job(
+    job_id: str, principal: ExportPrincipal, registry: RegistryDep, runs: RunsDep, _: NoParameters
+) -> Response:
+    """The job: `status` (queued, running, completed, failed), `file_name` once its file
+    exists, `error` when it failed. Poll every 15 to 30 seconds."""
+    with registry.session() as session:
+        job = get_visible_job(session, principal.account_id, job_id, principal.store_ids)
+        view = job_view(job, require_config(session, job.config_id), runs.latest)
+    return json_response(view)
+
+
+@router.get(
+    "/export-jobs/{job_id}/download",
+    responses={
+        **problem_responses(*AUTHENTICATED, 404, 409),
+        200: {"description": "The file.", "content": {t: {} for t in CONTENT_TYPES.values()}},
+    },
+    response_class=Response,
+)
+def download_export(
+    job_id: str,
+    principal: ExportPrincipal,
+    settings: SettingsDep,
+    registry: RegistryDep,
+    _: NoParameters,
+) -> Response:
+    """The job's file, streamed. A failed delivery does not stop the download."""
+    with registry.session() as session:
+        job = get_visible_job(session, principal.account_id, job_id, principal.store_ids)
+        file_format = require_config(session, job.config_id).format
+        file_path, file_name, removed_at = job.file_path, job.file_name, job.file_removed_at
+    if file_path is None or file_name is None:
+        raise Conflict("the job has not produced a file yet: poll it until `file_name` is set")
+    path = settings.exports_dir / file_path
+    if removed_at is not None or not path.is_file():
+        when = f" on {removed_at:%Y-%m-%d}" if removed_at else ""
+        raise NotFound(
+            f"the file of this job was removed{when} (its store re-synced or was removed); "
+            "run the export again for a new file"
+        )
+    return FileResponse(
+        path,
+        media_type=CONTENT_TYPES[file_format],
+        headers={"Content-Disposition": content_disposition(file_name)},
+    )

@@ -1,0 +1,81 @@
+"""GET /v1/exports and POST /v1/exports/{id}/run.
+
+A key sees a configuration only when every store it reads is one of the key's stores; any
+other id answers the same 404 as an unknown one. A run writes the job row first, answers
+202, then submits the Dagster run through GraphQL; when Dagster does not answer, the job
+stays queued and the reconciler submits it later.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, BackgroundTasks, Depends, Header, Request
+from starlette.responses import Response
+
+from api.deps import ExportPrincipal, NoParameters, RegistryDep, SettingsDep
+from api.json import json_response
+from api.openapi import AUTHENTICATED, problem_responses
+from exports.configs import get_visible_config
+from exports.definition import schedule_only_reason
+from exports.jobs import QUEUED, check_idempotency_key, create_job
+from exports.launcher import launch
+from exports.listing import config_views
+from exports.runs import RunLookup
+from quarry.errors import UnprocessableExport
+
+router = APIRouter(prefix="/v1", tags=["exports"])
+
+
+async def get_runs(request: Request) -> RunLookup:
+    """The app's reader of Dagster runs, made on first use (most requests never need it)."""
+    runs = getattr(request.app.state, "export_runs", None)
+    if runs is None:
+        runs = request.app.state.export_runs = RunLookup(request.app.state.settings)
+    return runs
+
+
+RunsDep = Annotated[RunLookup, Depends(get_runs)]
+
+
+@router.get("/exports", responses=problem_responses(*AUTHENTICATED))
+def list_exports(
+    principal: ExportPrincipal, registry: RegistryDep, runs: RunsDep, _: NoParameters
+) -> Response:
+    """Export configurations the key may see: `{data: [...]}` with each one's last run."""
+    with registry.session() as session:
+        views = config_views(session, principal.account_id, runs.latest, principal.store_ids)
+    return json_response({"data": views})
+
+
+@router.post(
+    "/exports/{config_id}/run",
+    status_code=202,
+    responses=problem_responses(*AUTHENTICATED, 404, 422),
+)
+def run_export(
+    config_id: str,
+    principal: ExportPrincipal,
+    settings: SettingsDep,
+    registry: RegistryDep,
+    background: BackgroundTasks,
+    _: NoParameters,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> Response:
+    """Start a job of the configuration: 202 with `{job_id, status: "queued"}`. The same
+    Idempotency-Key for the same configuration within 24 hours answers the first job."""
+    key = check_idempotency_key(idempotency_key)
+    with registry.session() as session:
+        config = get_visible_config(session, principal.account_id, config_id, principal.store_ids)
+        reason = schedule_only_reason(config)
+        if reason is not None:
+            raise UnprocessableExport(reason)
+        job, created = create_job(session, config, idempotency_key=key, api_key_id=principal.key_id)
+        job_id, config_name = job.id, config.name
+    if created:
+        # After the response: a slow or absent Dagster never delays the 202.
+        background.add_task(launch, settings, registry, job_id, config_name)
+    response = json_response({"job_id": job_id, "status": QUEUED}, status_code=202)
+    if not created:
+        response.headers["Idempotent-Replayed"] = "true"
+    return response

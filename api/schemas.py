@@ -1,0 +1,136 @@
+"""Response models, for /openapi.json only: responses are rendered by api/json.py (DuckDB's
+JSON for records), so these describe the bodies without building them per request."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from warehouse.catalog import Dataset, FieldType
+
+
+class ProblemItem(BaseModel):
+    """One problem of a 400: `field` and `message` for a request, `line`, `column`,
+    `message` and `severity` for a query."""
+
+    model_config = ConfigDict(extra="allow")
+
+    field: str | None = None
+    message: str
+    line: int | None = None
+    column: int | None = None
+    severity: str | None = None
+
+
+class Problem(BaseModel):
+    """An RFC 7807 problem; every non-2xx response is one (application/problem+json)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    instance: str | None = None
+    errors: list[ProblemItem] | None = None
+
+
+class Account(BaseModel):
+    account_id: str
+    account_name: str
+    subscription_id: str
+    api_enabled: bool
+    store_count: int = Field(description="Number of stores the key can access.")
+    scopes: list[str] = Field(description="Scopes granted to the key.")
+    currency: str = Field(description="ISO 4217 code of the account's currency.")
+    timezone: str = Field(description="IANA time zone of the account.")
+
+
+class Store(BaseModel):
+    id: str
+    name: str
+    myplatform_domain: str
+    currency: str
+    timezone: str
+    status: Literal["active", "syncing"]
+    last_synced_at: datetime | None = Field(
+        description="When the store's last sync finished (UTC), or null before the first."
+    )
+
+
+class DatasetField(BaseModel):
+    name: str
+    title: str
+    description: str
+    type: Literal["string", "number", "money", "date", "boolean", "percent"]
+    role: Literal["dimension", "metric"]
+    default_aggregation: (
+        Literal["sum", "avg", "min", "max", "count", "count_distinct", "median"] | None
+    )
+    aggregate_only: bool = Field(description="Only for COUNT in queries; never in a record.")
+
+
+class DatasetEntry(BaseModel):
+    name: str
+    title: str
+    description: str
+    kind: Literal["query", "records"] = Field(
+        description="`records`: served by GET /v1/{dataset}; `query`: by POST /v1/query only."
+    )
+    fields: list[DatasetField]
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+
+
+class Readiness(BaseModel):
+    status: Literal["ready"]
+    checks: dict[str, str] = Field(description="Each required dependency: `ok`.")
+    exports: dict[str, Any] = Field(
+        description="Whether export runs can be launched now; informational, never failing "
+        "readiness: `dagster_webserver` is `reachable` or `unreachable`."
+    )
+
+
+# Money is a JSON number with its exact decimal digits; float is only how JSON Schema
+# spells "number" here, values are never converted to float.
+_PYTHON_TYPES: dict[FieldType, Any] = {
+    "string": str,
+    "number": int,
+    "money": float,
+    "percent": float,
+    "date": datetime,
+    "boolean": bool,
+}
+
+
+def record_model(ds: Dataset) -> type[BaseModel]:
+    """The record of `ds`: every record field, each optional (`fields` may leave it out)
+    and nullable."""
+    definitions: dict[str, Any] = {
+        f.name: (_PYTHON_TYPES[f.type] | None, Field(default=None, description=f.description))
+        for f in ds.record_fields
+    }
+    model = create_model(_class_name(ds, "Record"), **definitions)
+    model.__doc__ = f"One record of {ds.name}. Clients ignore fields they do not know."
+    return model
+
+
+def page_model(ds: Dataset, record: type[BaseModel]) -> type[BaseModel]:
+    """A page of `ds` records."""
+    model = create_model(
+        _class_name(ds, "Page"),
+        data=(list[record], ...),  # type: ignore[valid-type]
+        page=(int, ...),
+        page_size=(int, ...),
+        has_more=(bool, Field(description="Whether another page exists.")),
+    )
+    model.__doc__ = f"A page of {ds.name}, ordered by created_at then id."
+    return model
+
+
+def _class_name(ds: Dataset, suffix: str) -> str:
+    return "".join(part.title() for part in ds.name.split("_")) + suffix
