@@ -29,6 +29,9 @@ class Settings(BaseSettings):
     rate_limit: str = "120/60"
     redis_url: str | None = None
     dagster_url: str = "http://127.0.0.1:3000"
+    # Dagster's run and event storage on PostgreSQL (a postgresql:// URL); SQLite under
+    # DAGSTER_HOME when unset.
+    dagster_postgres_url: str | None = None
     public_url: str = "http://127.0.0.1:8000"
     allow_private_hosts: bool = False
     duckdb_memory_limit: str = "2GB"

@@ -1,0 +1,97 @@
+"""The Dagster instance: DAGSTER_HOME/dagster.yaml, written from Quarry's settings.
+
+Quarry rewrites the file while it starts with HEADER; delete that line to manage the file
+yourself (another run launcher, say). Storage is SQLite under DAGSTER_HOME, or PostgreSQL
+through dagster-postgres when QUARRY_DAGSTER_POSTGRES_URL is set (a libpq URL,
+`postgresql://user:password@host/db`; the file refers to the variable, so the password is
+never written to disk, and every process that opens the instance needs it set). Runs go
+through the queued run coordinator, dequeued on threads every second instead of one launch
+every 5 s. Every concurrency pool defaults to one slot, so the writers of one warehouse
+table (pool `warehouse_<table>`) never commit at once, whether a schedule, `quarry sync` or
+a full re-sync started them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from dagster import DagsterInstance
+
+from quarry.errors import ConfigurationError
+from quarry.settings import Settings
+
+POSTGRES_URL_VARIABLE = "QUARRY_DAGSTER_POSTGRES_URL"
+# Runs that may be in progress at once: a sync per store and exports share two cores.
+MAX_CONCURRENT_RUNS = 4
+# While the file starts with this line Quarry keeps it in step with the settings; an
+# operator who deletes the line (say, to use another run launcher) owns the file from then.
+HEADER = "# Managed by Quarry (pipelines/instance.py): rewritten from its settings.\n"
+# Run tag naming the store a sync run works on, so queued runs of one store go one by one.
+STORE_TAG = "quarry/store"
+
+
+def instance_config(settings: Settings) -> dict[str, Any]:
+    """The content of dagster.yaml for `settings`."""
+    return {
+        "storage": _storage(settings),
+        "run_coordinator": {
+            "module": "dagster.core.run_coordinator",
+            "class": "QueuedRunCoordinator",
+            "config": {
+                "dequeue_interval_seconds": 1,
+                "dequeue_use_threads": True,
+                "dequeue_num_workers": 2,
+            },
+        },
+        "concurrency": {
+            "pools": {"default_limit": 1},
+            "runs": {
+                "max_concurrent_runs": MAX_CONCURRENT_RUNS,
+                "tag_concurrency_limits": [
+                    {"key": STORE_TAG, "value": {"applyLimitPerUniqueValue": True}, "limit": 1}
+                ],
+            },
+        },
+        "telemetry": {"enabled": False},
+    }
+
+
+def _storage(settings: Settings) -> dict[str, Any]:
+    # The file names the variable rather than holding the URL, so no password lands on disk;
+    # the webserver and daemon read it from their environment.
+    url = settings.dagster_postgres_url
+    if not url:
+        return {"sqlite": {"base_dir": str(settings.resolved_dagster_home)}}
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise ConfigurationError(
+            f"{POSTGRES_URL_VARIABLE} must be a postgresql://user:password@host:port/db URL "
+            "(dagster-postgres connects with psycopg2; no +driver suffix)"
+        )
+    return {"postgres": {"postgres_url": {"env": POSTGRES_URL_VARIABLE}}}
+
+
+def write_instance_config(settings: Settings) -> Path:
+    """Write DAGSTER_HOME/dagster.yaml when its content changes, unless an operator took
+    the file over (removed HEADER), and return its path."""
+    settings.ensure_home()
+    path = settings.resolved_dagster_home / "dagster.yaml"
+    current = path.read_text() if path.exists() else None
+    if current is not None and not current.startswith(HEADER):
+        return path
+    text = HEADER + yaml.safe_dump(instance_config(settings), sort_keys=False)
+    if current != text:
+        # Written aside then renamed: a daemon or webserver starting now never reads half.
+        temporary = path.with_suffix(f".yaml.{os.getpid()}")
+        temporary.write_text(text)
+        temporary.replace(path)
+    return path
+
+
+def open_instance(settings: Settings) -> DagsterInstance:
+    """The Dagster instance of DAGSTER_HOME, its configuration written first. The caller
+    disposes of it (it is a context manager)."""
+    write_instance_config(settings)
+    return DagsterInstance.from_config(str(settings.resolved_dagster_home))

@@ -1,0 +1,221 @@
+"""Sync runs started by the CLI: in this process, on the Dagster instance of DAGSTER_HOME.
+
+The runs are ordinary Dagster runs of the `sync_stores` / `full_resync` / `exchange_rates`
+jobs: they show in the UI, claim the same concurrency pools as runs the daemon launches,
+and need no daemon. Each run is tagged with this host and process id, so a later sync can
+release what a killed one left claimed (the pools would otherwise wait for it forever).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from dagster import (
+    AssetKey,
+    BetaWarning,
+    DagsterEventType,
+    DagsterInstance,
+    DagsterRunStatus,
+    ExecuteInProcessResult,
+    PreviewWarning,
+    RunsFilter,
+    SupersessionWarning,
+)
+
+from pipelines.instance import STORE_TAG, open_instance
+from pipelines.partitions import sync_store_partitions
+from quarry.settings import Settings
+from registry.accounts import get_store, list_stores
+from registry.db import Registry
+
+INTERRUPTED = "DagsterExecutionInterruptedError"
+HOST_TAG = "quarry/host"
+PID_TAG = "quarry/pid"
+# Dagster's console logger would print every event and each failure's traceback: the CLI
+# prints its own one-line summary, and the full log stays in the run, in the UI.
+QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """One in-process run: what it wrote, or which step failed and why."""
+
+    label: str
+    name: str
+    run_id: str
+    success: bool
+    seconds: float
+    rows: dict[str, int] = field(default_factory=dict)
+    failed_step: str | None = None
+    error: str | None = None
+    # Ctrl-C: Dagster ends the run as failed rather than letting KeyboardInterrupt through.
+    interrupted: bool = False
+
+
+def sync_stores(
+    settings: Settings,
+    registry: Registry,
+    store_ids: Sequence[str] | None = None,
+    *,
+    full: bool = False,
+    resources: Mapping[str, Any] | None = None,
+) -> list[RunOutcome]:
+    """Sync exchange rates unless they were synced today (UTC), then each store
+    (every store of the registry when `store_ids` is None), one run per store. Unknown
+    store ids raise NotFound before anything runs; after an interrupted run (Ctrl-C) no
+    other starts. `resources` overrides the code location's resources (tests)."""
+    with registry.session() as session:
+        every = {store.id: store.name for store in list_stores(session)}
+        wanted = list(every) if store_ids is None else [get_store(session, s).id for s in store_ids]
+    with open_instance(settings) as instance:
+        release_abandoned_runs(instance)
+        sync_store_partitions(instance, every)
+        # (job, label, name, partition): rates first, as the stores' snapshots record them.
+        runs: list[tuple[str, str, str, str | None]] = []
+        if not _rates_synced_today(instance):
+            runs.append(("sync_exchange_rates", "exchange_rates", "exchange rates", None))
+        job = "full_resync" if full else "sync_stores"
+        runs += [(job, store_id, every[store_id], store_id) for store_id in wanted]
+        outcomes: list[RunOutcome] = []
+        for job_name, label, name, partition_key in runs:
+            outcomes.append(_run(instance, job_name, label, name, partition_key, resources))
+            if outcomes[-1].interrupted:
+                break
+    return outcomes
+
+
+def _run(
+    instance: DagsterInstance,
+    job_name: str,
+    label: str,
+    name: str,
+    partition_key: str | None,
+    resources: Mapping[str, Any] | None,
+) -> RunOutcome:
+    """Run `job_name` (for one store when `partition_key` is set) in this process."""
+    tags = {HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
+    if partition_key:
+        tags[STORE_TAG] = partition_key
+    started = time.monotonic()
+    with _without_dagster_notices():
+        from pipelines.definitions import defs
+
+        result = defs.resolve_job_def(job_name).execute_in_process(
+            run_config=QUIET,
+            instance=instance,
+            partition_key=partition_key,
+            raise_on_error=False,
+            tags=tags,
+            resources=resources,
+        )
+    seconds = time.monotonic() - started
+    step, error = _first_failure(result)
+    return RunOutcome(
+        label=label,
+        name=name,
+        run_id=result.run_id,
+        success=result.success,
+        seconds=seconds,
+        rows=_rows_written(result),
+        failed_step=step,
+        error=error,
+        interrupted=bool(error and error.startswith(INTERRUPTED)),
+    )
+
+
+@contextmanager
+def _without_dagster_notices() -> Iterator[None]:
+    """Dagster's beta, preview and supersession notices speak to the authors of the
+    definitions, not to someone running `quarry sync`: keep them off the terminal."""
+    with warnings.catch_warnings():
+        for category in (BetaWarning, PreviewWarning, SupersessionWarning):
+            warnings.filterwarnings("ignore", category=category)
+        yield
+
+
+def _rates_synced_today(instance: DagsterInstance) -> bool:
+    """Rates are daily: one materialization per UTC day is enough for every sync."""
+    event = instance.get_latest_materialization_event(AssetKey("exchange_rates"))
+    if event is None:
+        return False
+    synced = datetime.fromtimestamp(event.timestamp, UTC).date()
+    return synced == datetime.now(UTC).date()
+
+
+def _rows_written(result: ExecuteInProcessResult) -> dict[str, int]:
+    rows: dict[str, int] = {}
+    for event in result.get_asset_materialization_events():
+        materialization = event.step_materialization_data.materialization
+        value = materialization.metadata.get("rows_written")
+        if value is not None:
+            rows[materialization.asset_key.to_user_string()] = int(value.value)  # type: ignore[arg-type]
+    return rows
+
+
+def _first_failure(result: ExecuteInProcessResult) -> tuple[str | None, str | None]:
+    """The step that failed first and the innermost error's first line."""
+    for event in result.all_events:
+        if event.event_type != DagsterEventType.STEP_FAILURE or event.step_failure_data is None:
+            continue
+        error = event.step_failure_data.error
+        while error is not None and error.cause is not None:
+            error = error.cause
+        if error is None:
+            return event.step_key, "failed"
+        # "quarry.errors.NotFound: no demo data ..." -> "NotFound: no demo data ..."
+        message = error.message.strip().splitlines()[0]
+        _, _, detail = message.partition(": ")
+        return event.step_key, f"{error.cls_name}: {detail}" if detail else error.cls_name
+    if not result.success:
+        return None, "the run failed before any step"
+    return None, None
+
+
+def step_asset(step_key: str | None) -> str:
+    """What a user calls the step: `sync_orders` -> orders, `check_orders` -> checks of
+    orders, assets by their name."""
+    if step_key is None:
+        return "run"
+    if step_key.startswith("sync_"):
+        return step_key.removeprefix("sync_")
+    if step_key.startswith("check_"):
+        return f"checks of {step_key.removeprefix('check_')}"
+    return step_key
+
+
+def release_abandoned_runs(instance: DagsterInstance) -> list[str]:
+    """Fail the runs a CLI process on this host started and never finished (it was killed),
+    and free the pool slots they held. Returns their run ids."""
+    host = socket.gethostname()
+    runs = instance.get_runs(
+        RunsFilter(
+            statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING],
+            tags={HOST_TAG: host},
+        )
+    )
+    released = []
+    for run in runs:
+        pid = int(run.tags.get(PID_TAG, "0") or 0)
+        if pid and not _alive(pid):
+            instance.report_run_failed(run, f"the process {pid} that ran it ended mid-run")
+            instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
+            released.append(run.run_id)
+    return released
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

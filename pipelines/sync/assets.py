@@ -1,0 +1,167 @@
+"""Warehouse assets: one sync per source dataset, the sales model, exchange rates, and the
+snapshot that makes a store's run visible to readers.
+
+Every asset does its own I/O and returns MaterializeResult metadata, never data (the default
+I/O manager would pickle it into DAGSTER_HOME). Each op that writes a table holds the
+concurrency pool `warehouse_<table>` of the table it leads: the child tables of a dataset
+(order_lines, refunds, refund_lines; product_variants) have no other writer, so the pool of
+their parent covers them. Each writer compacts its own tables of the store, inside its
+pool, before the snapshot records their versions.
+"""
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+from dagster import (
+    AssetExecutionContext,
+    AssetKey,
+    AssetsDefinition,
+    AssetSpec,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+    multi_asset,
+)
+
+from exports.cleanup import remove_files_for_store
+from pipelines.partitions import STORES
+from pipelines.resources import FULL_TAG, QuarryResource, ResyncStatus
+from pipelines.sync.dataset import sync_dataset
+from pipelines.sync.sales import build_sales
+from pipelines.sync.snapshot import take_snapshot
+from pipelines.sync.table_stats import store_row_count
+from warehouse.maintenance import maintain
+from warehouse.models.exchange_rates import RATES_END, RATES_START, write_rates
+from warehouse.schemas import SOURCE_DATASETS, TABLES
+
+GROUP = "warehouse"
+STORE_TABLES: tuple[str, ...] = tuple(n for n, s in TABLES.items() if s.partitioned)
+
+
+def pool(table: str) -> str:
+    """The concurrency pool of the writers of `table` (limit 1, see pipelines.instance)."""
+    return f"warehouse_{table}"
+
+
+def _source_asset(dataset: str, tables: tuple[str, ...]) -> AssetsDefinition:
+    @multi_asset(
+        name=f"sync_{dataset}",
+        specs=[
+            AssetSpec(
+                name,
+                group_name=GROUP,
+                kinds={"deltalake"},
+                description=f"Table {name}: {dataset} of each store, synced from its platform.",
+            )
+            for name in tables
+        ],
+        partitions_def=STORES,
+        pool=pool(tables[0]),
+    )
+    def _sync(
+        context: AssetExecutionContext, quarry: QuarryResource, resync_status: ResyncStatus
+    ) -> Iterator[MaterializeResult]:
+        del resync_status  # required so that it brackets the run (see ResyncStatus)
+        store = quarry.store(context.partition_key)
+        result = sync_dataset(
+            quarry.settings,
+            quarry.registry,
+            quarry.connector(store),
+            dataset,
+            full=context.run.tags.get(FULL_TAG) == "true",
+            batch_rows=quarry.batch_rows,
+            log=context.log.info,
+        )
+        for name in tables:
+            compacted = maintain(quarry.settings, name, store.id, registry=quarry.registry)
+            yield MaterializeResult(
+                asset_key=name,
+                metadata={
+                    "rows_written": result.rows.get(name, 0),
+                    "files_compacted": compacted.files_removed_by_compaction,
+                    "dagster/row_count": store_row_count(quarry.settings, name, store.id),
+                    "full_sync": result.full,
+                    "batches": result.batches,
+                    "parents_deleted": result.deleted,
+                    "cursor": MetadataValue.text(result.cursor or ""),
+                },
+            )
+
+    return _sync
+
+
+SOURCE_ASSETS = [_source_asset(dataset, tables) for dataset, tables in SOURCE_DATASETS.items()]
+
+
+@asset(
+    partitions_def=STORES,
+    deps=list(SOURCE_DATASETS["orders"]),
+    pool=pool("sales"),
+    group_name=GROUP,
+    kinds={"duckdb", "deltalake"},
+    description=(
+        "Table sales: one row per sale event (order lines when ordered, returns when "
+        "refunded, shipping, duties, fees), rebuilt for the orders the sync changed."
+    ),
+)
+def sales(context: AssetExecutionContext, quarry: QuarryResource) -> MaterializeResult:
+    built = build_sales(quarry.settings, quarry.registry, context.partition_key)
+    compacted = maintain(quarry.settings, "sales", context.partition_key, registry=quarry.registry)
+    return MaterializeResult(
+        metadata={
+            "rows_written": built.rows,
+            "files_compacted": compacted.files_removed_by_compaction,
+            "orders_rebuilt": built.orders if not built.full else "all",
+            "dagster/row_count": store_row_count(quarry.settings, "sales", context.partition_key),
+        }
+    )
+
+
+@asset(
+    pool=pool("exchange_rates"),
+    group_name=GROUP,
+    kinds={"deltalake"},
+    description="Table exchange_rates: units of each currency per 1 USD, per day.",
+)
+def exchange_rates(quarry: QuarryResource) -> MaterializeResult:
+    provider = quarry.rates()
+    rates = provider.rates(RATES_START, max(RATES_END, datetime.now(UTC).date()))
+    written = write_rates(quarry.settings, rates)
+    return MaterializeResult(
+        metadata={
+            "provider": provider.name,
+            "rows_written": written,
+            "dagster/row_count": store_row_count(quarry.settings, "exchange_rates", None),
+        }
+    )
+
+
+@asset(
+    partitions_def=STORES,
+    deps=[AssetKey(name) for name in STORE_TABLES],
+    group_name=GROUP,
+    description=(
+        "The store's consistent view: once every table of a run is written and compacted, "
+        "records their Delta versions for readers (unless nothing of the store changed) and "
+        "sets the store's last_synced_at. After a full re-sync, removes the export files "
+        "that held the store's data."
+    ),
+)
+def warehouse_snapshot(context: AssetExecutionContext, quarry: QuarryResource) -> MaterializeResult:
+    store_id = context.partition_key
+    snapshot = take_snapshot(quarry.settings, quarry.registry, store_id)
+    removed: list[str] = []
+    if context.run.tags.get(FULL_TAG) == "true":
+        # Export files hold the store's data as it was before the re-sync: they go once
+        # the re-synced data is what readers see (the contract's file lifetime).
+        removed = remove_files_for_store(quarry.settings, quarry.registry, store_id)
+    return MaterializeResult(
+        metadata={
+            "versions": MetadataValue.json(snapshot.versions),
+            "new_snapshot": snapshot.recorded,
+            "export_files_removed": len(removed),
+        }
+    )
+
+
+STORE_ASSETS = [*SOURCE_ASSETS, sales, warehouse_snapshot]

@@ -1,0 +1,111 @@
+"""Asset checks on the warehouse tables, per store partition.
+
+- unique_ids: no two rows of the store's partition share a primary key;
+- keys_not_null: no row lacks its id, store_id or parent key;
+- matches_platform (parent tables of a source dataset): the store's row count equals what
+  the platform reports now (connector.count).
+
+Run inside a sync run they check that run's store (its partition key); run alone (from the
+UI, without a partition) they check every store. The first two block: a store whose data
+fails them gets no new snapshot, so readers keep the previous one. matches_platform only
+warns, since a live store keeps taking orders between the last page and the count.
+"""
+
+from collections.abc import Iterator
+
+from dagster import (
+    AssetCheckExecutionContext,
+    AssetCheckResult,
+    AssetChecksDefinition,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    multi_asset_check,
+)
+
+from pipelines.resources import QuarryResource
+from pipelines.sync.table_stats import key_columns, key_health, store_row_count
+from registry.accounts import list_stores
+from warehouse.schemas import SOURCE_DATASETS
+
+# Parent table -> the platform dataset its rows come from.
+PLATFORM_DATASETS = {tables[0]: dataset for dataset, tables in SOURCE_DATASETS.items()}
+
+
+def _specs(table: str) -> list[AssetCheckSpec]:
+    specs = [
+        AssetCheckSpec("unique_ids", asset=table, blocking=True, description="Ids are unique."),
+        AssetCheckSpec(
+            "keys_not_null",
+            asset=table,
+            blocking=True,
+            description=f"No null {', '.join(key_columns(table))}.",
+        ),
+    ]
+    if table in PLATFORM_DATASETS:
+        specs.append(
+            AssetCheckSpec(
+                "matches_platform",
+                asset=table,
+                description="Row count equals the platform's record count.",
+            )
+        )
+    return specs
+
+
+def _table_checks(name: str, tables: tuple[str, ...]) -> AssetChecksDefinition:
+    @multi_asset_check(
+        name=f"check_{name}",
+        specs=[spec for table in tables for spec in _specs(table)],
+    )
+    def _check(
+        context: AssetCheckExecutionContext, quarry: QuarryResource
+    ) -> Iterator[AssetCheckResult]:
+        store_id = context.partition_key if context.has_partition_key else None
+        for table in tables:
+            yield from check_table(quarry, table, store_id)
+
+    return _check
+
+
+def check_table(
+    quarry: QuarryResource, table: str, store_id: str | None
+) -> Iterator[AssetCheckResult]:
+    """The results of every check of `table` for one store (or all when None)."""
+    health = key_health(quarry.settings, table, store_id)
+    yield AssetCheckResult(
+        asset_key=table,
+        check_name="unique_ids",
+        passed=health.duplicate_keys == 0,
+        metadata={"rows": health.rows, "duplicate_keys": health.duplicate_keys},
+    )
+    yield AssetCheckResult(
+        asset_key=table,
+        check_name="keys_not_null",
+        passed=health.null_keys == 0,
+        metadata={"rows": health.rows, "rows_with_null_keys": health.null_keys},
+    )
+    if table in PLATFORM_DATASETS:
+        platform = _platform_count(quarry, PLATFORM_DATASETS[table], store_id)
+        warehouse = store_row_count(quarry.settings, table, store_id)
+        yield AssetCheckResult(
+            asset_key=table,
+            check_name="matches_platform",
+            passed=platform == warehouse,
+            severity=AssetCheckSeverity.WARN,
+            metadata={"warehouse_rows": warehouse, "platform_records": platform},
+        )
+
+
+def _platform_count(quarry: QuarryResource, dataset: str, store_id: str | None) -> int:
+    if store_id is not None:
+        return quarry.connector(quarry.store(store_id)).count(dataset)
+    with quarry.registry.session() as session:
+        stores = list(list_stores(session))
+    return sum(quarry.connector(store).count(dataset) for store in stores)
+
+
+TABLE_CHECKS = [
+    *(_table_checks(dataset, tables) for dataset, tables in SOURCE_DATASETS.items()),
+    _table_checks("sales", ("sales",)),
+    _table_checks("exchange_rates", ("exchange_rates",)),
+]

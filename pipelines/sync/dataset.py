@@ -1,0 +1,87 @@
+"""Sync one source dataset of one store: connector pages -> Delta tables -> cursor.
+
+Plain Python, so the loop is the same whoever runs it. Pages are folded into commits of
+about `batch_rows` parent rows (warehouse.pages.batched); after each commit the cursor is
+saved, so an interrupted sync resumes from the last committed page, and re-applying a page
+is harmless (parents are upserted by id, children replaced). For `orders`, the same
+transaction marks the changed and deleted orders for the sales model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from platforms.base import ChangePage, Connector
+from quarry.settings import Settings
+from registry.cursors import get_cursor, mark_sales_pending, set_cursor
+from registry.db import Registry
+from warehouse.pages import batched
+from warehouse.schemas import SOURCE_DATASETS, TABLES
+from warehouse.tables import STORE_COLUMN, open_table
+from warehouse.writer import StoreWriter
+
+
+@dataclass
+class DatasetSync:
+    """What a dataset sync did: rows written per table, page batches applied (each saved
+    its cursor), parents deleted, and the cursor it stopped at."""
+
+    dataset: str
+    full: bool
+    rows: dict[str, int] = field(default_factory=dict)
+    batches: int = 0
+    deleted: int = 0
+    cursor: str | None = None
+
+
+def sync_dataset(
+    settings: Settings,
+    registry: Registry,
+    connector: Connector,
+    dataset: str,
+    *,
+    full: bool,
+    batch_rows: int = 50_000,
+    log: Callable[[str], None] | None = None,
+) -> DatasetSync:
+    """Bring `dataset` of the connector's store up to date; from the beginning when `full`
+    or when it never synced (no saved cursor)."""
+    store_id = connector.store_id
+    tables = SOURCE_DATASETS[dataset]
+    with registry.session() as session:
+        cursor = None if full else get_cursor(session, store_id, dataset)
+        full = cursor is None
+        if full and dataset == "orders":
+            # Before the first commit: a crash after it must still rebuild every sale.
+            mark_sales_pending(session, store_id, full=True)
+    result = DatasetSync(dataset, full, rows=dict.fromkeys(tables, 0), cursor=cursor)
+    writer = StoreWriter(settings, store_id)
+    for page in batched(connector.changes(dataset, cursor), batch_rows):
+        written = writer.apply(page, full=full, first=result.batches == 0)
+        with registry.session() as session:
+            set_cursor(session, store_id, dataset, page.cursor)
+            if dataset == "orders" and not full:
+                changed = page.tables["orders"]["id"].to_pylist() if "orders" in page.tables else []
+                if changed or page.deleted_ids:
+                    mark_sales_pending(session, store_id, [*changed, *page.deleted_ids])
+        result.batches += 1
+        result.deleted += len(page.deleted_ids)
+        result.cursor = page.cursor
+        for name, count in written.items():
+            result.rows[name] = result.rows.get(name, 0) + count
+        if log:
+            log(f"{dataset}: committed {written} (cursor {page.cursor})")
+    if full and result.batches == 0 and holds_store(settings, tables, store_id):
+        # The platform has no such records any more: a full sync still empties the
+        # partition (and writes nothing when it is empty already).
+        empty = ChangePage({tables[0]: TABLES[tables[0]].schema.empty_table()})
+        writer.apply(empty, full=True, first=True)
+        result.batches = 1
+    return result
+
+
+def holds_store(settings: Settings, tables: Iterable[str], store_id: str) -> bool:
+    """Whether any of `tables` has a data file in the store's partition."""
+    partition = [(STORE_COLUMN, "=", store_id)]
+    return any(open_table(settings, name).file_uris(partition_filters=partition) for name in tables)

@@ -1,0 +1,259 @@
+"""`quarry sync`, `quarry serve`, `quarry up` and `quarry demo start`: running the service.
+
+`sync` runs Dagster's sync jobs in this process on the instance of DAGSTER_HOME (the runs
+show in the UI; no daemon needed). `up` runs the API, the Dagster webserver and the daemon
+as child processes in the foreground, each in its own process group, and stops them all on
+Ctrl-C or SIGTERM: SIGTERM to every group, up to STOP_GRACE_SECONDS to go, then SIGKILL
+(the webserver ignores SIGTERM for a while). When one child dies the others are stopped and
+`up` exits non-zero.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import FrameType
+
+import click
+
+from quarry.cli.context import AppContext, pass_app
+from quarry.settings import Settings
+from registry.accounts import list_stores
+from registry.db import Registry
+
+STOP_GRACE_SECONDS = 10.0
+DEMO_SCOPES = ("read_data", "exports")
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+WORKSPACE = """# Written by `quarry up`: the code location of the pipelines.
+load_from:
+  - python_module:
+      module_name: pipelines.definitions
+      attribute: defs
+      location_name: quarry
+"""
+
+
+@click.command()
+@click.option("--store", "store_ids", multiple=True, help="Only this store (repeatable).")
+@click.option("--full", is_flag=True, help="Re-sync from the beginning, ignoring cursors.")
+@pass_app
+def sync(app: AppContext, store_ids: tuple[str, ...], full: bool) -> None:
+    """Sync every store of every account (or the given ones) now, and wait."""
+    if not _sync_and_report(app.settings, app.registry, list(store_ids) or None, full=full):
+        sys.exit(1)
+
+
+def _sync_and_report(
+    settings: Settings, registry: Registry, store_ids: list[str] | None, *, full: bool
+) -> bool:
+    """Run the syncs, print a line per run; True when every run succeeded."""
+    from pipelines.runner import step_asset, sync_stores
+
+    ok = True
+    for outcome in sync_stores(settings, registry, store_ids, full=full):
+        where = "exchange rates" if outcome.label == "exchange_rates" else f"store {outcome.label}"
+        if outcome.interrupted:
+            click.echo(f"error: {where}: interrupted (run {outcome.run_id})", err=True)
+            sys.exit(130)
+        if not outcome.success:
+            ok = False
+            click.echo(
+                f"error: {where}: {step_asset(outcome.failed_step)} failed: {outcome.error} "
+                f"(run {outcome.run_id})",
+                err=True,
+            )
+            continue
+        written = ", ".join(f"{table} {rows:,}" for table, rows in outcome.rows.items() if rows)
+        click.echo(
+            f"{outcome.label} ({outcome.name}): {written or 'no changes'} ({outcome.seconds:.1f} s)"
+        )
+    return ok
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--workers", default=1, show_default=True, type=int)
+@pass_app
+def serve(app: AppContext, host: str, port: int, workers: int) -> None:
+    """Run the API alone under uvicorn."""
+    import uvicorn
+
+    app.settings.ensure_home()
+    # An import string, so workers are spawned and import the app themselves: deltalake
+    # must not be used in a forked child.
+    uvicorn.run("api.main:create_app", factory=True, host=host, port=port, workers=workers)
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address of both.")
+@click.option("--port", default=8000, show_default=True, type=int, help="API port.")
+@click.option("--dagster-port", default=3000, show_default=True, type=int)
+@pass_app
+def up(app: AppContext, host: str, port: int, dagster_port: int) -> None:
+    """Run the API, the Dagster UI and the Dagster daemon until Ctrl-C."""
+    sys.exit(run_services(app.settings, host=host, port=port, dagster_port=dagster_port))
+
+
+def run_services(settings: Settings, *, host: str, port: int, dagster_port: int) -> int:
+    """Start the three services and supervise them; returns the exit status."""
+    from pipelines.instance import write_instance_config
+
+    write_instance_config(settings)
+    workspace = _workspace(settings)
+    env = os.environ | {
+        "DAGSTER_HOME": str(settings.resolved_dagster_home),
+        "QUARRY_HOME": str(settings.home),
+    }
+    commands = {
+        "api": [sys.executable, "-m", "uvicorn", "api.main:create_app", "--factory",
+                "--host", host, "--port", str(port)],
+        "dagster-webserver": [_tool("dagster-webserver"), "-w", str(workspace),
+                              "-h", host, "-p", str(dagster_port)],
+        "dagster-daemon": [_tool("dagster-daemon"), "run", "-w", str(workspace)],
+    }  # fmt: skip
+    click.echo(f"API on http://{host}:{port}, Dagster UI on http://{host}:{dagster_port}")
+    click.echo("Ctrl-C stops all of them.")
+    return Supervisor(commands, env=env, cwd=workspace.parent).run()
+
+
+def _workspace(settings: Settings) -> Path:
+    """The project's workspace.yaml, or (installed without the source tree) one written
+    into DAGSTER_HOME with the same code location."""
+    shipped = PROJECT_ROOT / "workspace.yaml"
+    if shipped.exists():
+        return shipped
+    written = settings.resolved_dagster_home / "workspace.yaml"
+    written.write_text(WORKSPACE)
+    return written
+
+
+def _tool(name: str) -> str:
+    """An executable of this environment (beside the running Python), else on PATH."""
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else (shutil.which(name) or name)
+
+
+class Supervisor:
+    """Child processes in their own process groups, stopped together."""
+
+    def __init__(self, commands: dict[str, list[str]], *, env: dict[str, str], cwd: Path):
+        self.commands, self.env, self.cwd = commands, env, cwd
+        self.children: dict[str, subprocess.Popen[bytes]] = {}
+        self._stop_requested = False
+
+    def run(self) -> int:
+        previous = {
+            s: signal.signal(s, self._request_stop) for s in (signal.SIGINT, signal.SIGTERM)
+        }
+        try:
+            for name, command in self.commands.items():
+                # A session of its own: Ctrl-C in the terminal reaches us only, and we stop
+                # each child's whole tree (the webserver runs a code server under it).
+                self.children[name] = subprocess.Popen(
+                    command, env=self.env, cwd=self.cwd, start_new_session=True
+                )
+            failed = self._watch()
+        finally:
+            self.stop_all()
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+        if failed:
+            click.echo(f"error: {failed} exited; stopped the others", err=True)
+            return 1
+        return 0
+
+    def _request_stop(self, signum: int, frame: FrameType | None) -> None:
+        self._stop_requested = True
+
+    def _watch(self) -> str | None:
+        """Wait for a stop request (None) or a child's exit (its name)."""
+        while not self._stop_requested:
+            for name, child in self.children.items():
+                if child.poll() is not None:
+                    return f"{name} (status {child.returncode})"
+            time.sleep(0.2)
+        return None
+
+    def stop_all(self) -> None:
+        """SIGTERM every child's group, wait up to STOP_GRACE_SECONDS, then SIGKILL."""
+        for child in self.children.values():
+            _signal_group(child, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        while time.monotonic() < deadline and any(c.poll() is None for c in self.children.values()):
+            time.sleep(0.1)
+        for child in self.children.values():
+            # Also the group of a child that exited: its own children may still run.
+            _signal_group(child, signal.SIGKILL)
+            child.wait()
+
+
+def _signal_group(child: subprocess.Popen[bytes], signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signum)
+
+
+@click.command("start")
+@click.option("--orders", default=50_000, show_default=True, help="Orders when seeding.")
+@click.option("--stores", "store_count", default=3, show_default=True, help="Stores when seeding.")
+@click.option("--seed", default=7, show_default=True, help="Random seed when seeding.")
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--dagster-port", default=3000, show_default=True, type=int)
+@pass_app
+def demo_start(
+    app: AppContext, orders: int, store_count: int, seed: int, port: int, dagster_port: int
+) -> None:
+    """Seed (or reuse) a demo account, sync it, print a key, and run the service."""
+    settings, registry = app.settings, app.registry
+    account_id = _newest_demo_account(registry)
+    if account_id is None:
+        from platforms.demo.seed import seed_demo
+
+        click.echo(f"seeding a demo account: {store_count} stores, {orders:,} orders ...")
+        account_id = seed_demo(settings, registry, orders=orders, stores=store_count, seed=seed)
+    else:
+        click.echo(f"reusing demo account {account_id} (`quarry demo seed` makes a new one)")
+    with registry.session() as session:
+        store_ids = [store.id for store in list_stores(session, account_id)]
+    if not _sync_and_report(settings, registry, store_ids, full=False):
+        sys.exit(1)
+    key = _demo_key(registry, account_id)
+    base = f"http://127.0.0.1:{port}"
+    click.echo(f"\nAPI key (shown once): {key}\n\nTry:")
+    for path in ("/v1/account", "/v1/stores", "/v1/orders?page_size=5"):
+        click.echo(f"  curl -H 'Authorization: Bearer {key}' '{base}{path}'")
+    click.echo()
+    sys.exit(run_services(settings, host="127.0.0.1", port=port, dagster_port=dagster_port))
+
+
+def _newest_demo_account(registry: Registry) -> str | None:
+    """The newest account with demo stores, or None."""
+    from sqlalchemy import select
+
+    from registry.models import Account, Store
+
+    with registry.session() as session:
+        return session.scalars(
+            select(Account.id)
+            .join(Store, Store.account_id == Account.id)
+            .where(Store.platform == "demo")
+            .order_by(Account.created_at.desc(), Account.id.desc())
+            .limit(1)
+        ).first()
+
+
+def _demo_key(registry: Registry, account_id: str) -> str:
+    from registry.keys import create_key
+
+    with registry.session() as session:
+        return create_key(session, account_id=account_id, scopes=DEMO_SCOPES).secret
+
+
+COMMANDS = [sync, serve, up]
+DEMO_COMMANDS = [demo_start]

@@ -1,0 +1,56 @@
+"""Asset checks: they pass on a good sync; a duplicated id fails unique_ids, which blocks the
+snapshot, so readers keep the previous one."""
+
+from __future__ import annotations
+
+import pytest
+from dagster import AssetCheckEvaluation, DagsterEventType, DagsterInstance
+from deltalake import write_deltalake
+
+from pipelines.runner import sync_stores
+from quarry.settings import Settings
+from registry.db import Registry
+from tests.pipelines.helpers import warehouse_rows
+from warehouse.snapshots import latest_snapshots
+from warehouse.tables import table_path
+
+pytestmark = pytest.mark.slow
+
+
+def _evaluations(instance: DagsterInstance, run_id: str) -> dict[tuple[str, str], bool]:
+    records = instance.all_logs(run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION)
+    results = {}
+    for record in records:
+        evaluation = record.get_dagster_event().event_specific_data
+        assert isinstance(evaluation, AssetCheckEvaluation)
+        results[(evaluation.asset_key.to_user_string(), evaluation.check_name)] = evaluation.passed
+    return results
+
+
+def test_checks_pass_then_catch_a_duplicated_id(
+    settings: Settings,
+    registry: Registry,
+    instance: DagsterInstance,
+    store_ids: list[str],
+) -> None:
+    store_id = store_ids[0]
+    [rates, good] = sync_stores(settings, registry, [store_id])
+    assert good.success
+    passed = _evaluations(instance, good.run_id)
+    assert passed[("orders", "matches_platform")] is True
+    assert ("order_lines", "keys_not_null") in passed and ("sales", "unique_ids") in passed
+    assert len(passed) == 9 * 2 + 4 and all(passed.values())
+    assert all(_evaluations(instance, rates.run_id).values())
+
+    with registry.session() as session:
+        before = latest_snapshots(session, [store_id])
+    orders = warehouse_rows(settings, "orders", store_id)
+    write_deltalake(str(table_path(settings, "orders")), orders.slice(0, 1), mode="append")
+
+    [bad] = sync_stores(settings, registry, [store_id])
+    assert not bad.success and bad.failed_step == "check_orders"
+    evaluations = _evaluations(instance, bad.run_id)
+    assert evaluations[("orders", "unique_ids")] is False
+    assert evaluations[("orders", "keys_not_null")] is True
+    with registry.session() as session:
+        assert latest_snapshots(session, [store_id]) == before

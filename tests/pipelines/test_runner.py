@@ -1,0 +1,48 @@
+"""What the CLI's in-process runs leave behind when their process is killed."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+
+from dagster import DagsterInstance, DagsterRun, DagsterRunStatus
+
+from pipelines.runner import HOST_TAG, PID_TAG, release_abandoned_runs, step_asset
+
+
+def _dead_pid() -> int:
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
+
+
+def test_runs_of_a_killed_sync_are_failed_and_their_pool_slots_freed(
+    instance: DagsterInstance,
+) -> None:
+    tags = {HOST_TAG: socket.gethostname()}
+    dead = DagsterRun(
+        job_name="sync_stores",
+        status=DagsterRunStatus.STARTED,
+        tags={**tags, PID_TAG: str(_dead_pid())},
+    )
+    alive = DagsterRun(
+        job_name="sync_stores", status=DagsterRunStatus.STARTED, tags={**tags, PID_TAG: "1"}
+    )
+    for run in (dead, alive):
+        instance.add_run(run)
+    storage = instance.event_log_storage
+    storage.initialize_concurrency_limit_to_default("warehouse_orders")
+    assert storage.claim_concurrency_slot("warehouse_orders", dead.run_id, "sync_orders").is_claimed
+
+    assert release_abandoned_runs(instance) == [dead.run_id]
+
+    assert instance.get_run_by_id(dead.run_id).status == DagsterRunStatus.FAILURE  # type: ignore[union-attr]
+    assert instance.get_run_by_id(alive.run_id).status == DagsterRunStatus.STARTED  # type: ignore[union-attr]
+    assert storage.get_concurrency_info("warehouse_orders").active_slot_count == 0
+
+
+def test_steps_are_named_as_users_know_them() -> None:
+    assert step_asset("sync_orders") == "orders"
+    assert step_asset("check_sales") == "checks of sales"
+    assert step_asset("warehouse_snapshot") == "warehouse_snapshot"
+    assert step_asset(None) == "run"

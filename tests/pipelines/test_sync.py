@@ -1,0 +1,100 @@
+"""The sync end to end on the demo platform: the warehouse equals the generator's ground
+truth after a first sync, stays untouched by a sync with nothing to do, and follows an
+advance of the platform (new, changed and deleted records) exactly."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from pipelines.runner import sync_stores
+from platforms.demo.advance import advance_demo
+from platforms.demo.storage import load_table
+from quarry.settings import Settings
+from registry.accounts import get_store
+from registry.cursors import list_cursors, pending_sales
+from registry.db import Registry
+from registry.models import Store
+from tests.pipelines.helpers import sort_rows, table_versions, warehouse_rows
+from warehouse.models.sales import store_sales
+from warehouse.schemas import SOURCE_DATASETS
+from warehouse.snapshots import latest_snapshots
+
+SYNCED_TABLES = [table for tables in SOURCE_DATASETS.values() for table in tables]
+
+pytestmark = pytest.mark.slow
+
+
+def _assert_matches_platform(settings: Settings, account_id: str, store_ids: list[str]) -> None:
+    for store_id in store_ids:
+        for table in SYNCED_TABLES:
+            truth = sort_rows(table, load_table(settings, account_id, store_id, table))
+            assert warehouse_rows(settings, table, store_id).equals(truth), (store_id, table)
+
+
+def _assert_sales_reconcile(settings: Settings, registry: Registry, store_id: str) -> pa.Table:
+    """Every order's sale events add up to what it charged less what it refunded, and the
+    incremental result is exactly a rebuild from scratch. Returns the sales rows."""
+    sales = warehouse_rows(settings, "sales", store_id)
+    with registry.session() as session:
+        store = get_store(session, store_id)
+        zones = {"store_timezone": store.timezone, "account_timezone": store.account.timezone}
+    assert sales.equals(sort_rows("sales", store_sales(settings, store_id, **zones)))
+    orders = warehouse_rows(settings, "orders", store_id)
+    totals = sales.group_by("order_id").aggregate([("total_sales", "sum")])
+    expected = orders.select(["id", "total_price", "total_refunded"]).join(
+        totals, keys="id", right_keys="order_id", join_type="left outer"
+    )
+    owed = pc.subtract(expected["total_price"], expected["total_refunded"])
+    got = pc.fill_null(expected["total_sales_sum"], 0).cast(owed.type)
+    assert pc.all(pc.equal(owed, got)).as_py()
+    return sales
+
+
+def test_sync_follows_the_platform_exactly(
+    settings: Settings, registry: Registry, demo_account: str, store_ids: list[str]
+) -> None:
+    outcomes = sync_stores(settings, registry)
+    assert [o.label for o in outcomes] == ["exchange_rates", *store_ids]
+    assert all(o.success for o in outcomes), [(o.failed_step, o.error) for o in outcomes]
+    _assert_matches_platform(settings, demo_account, store_ids)
+    for store_id in store_ids:
+        sales = _assert_sales_reconcile(settings, registry, store_id)
+        assert set(pc.unique(sales["event_type"]).to_pylist()) == {"order", "return"}
+    with registry.session() as session:
+        snapshots = latest_snapshots(session, store_ids)
+        for store_id in store_ids:
+            store = session.get(Store, store_id)
+            assert store is not None and store.status == "active" and store.last_synced_at
+            assert set(list_cursors(session, store_id)) >= set(SOURCE_DATASETS)
+            assert not pending_sales(session, store_id)
+    assert set(snapshots) == set(store_ids)
+    assert snapshots[store_ids[-1]]["orders"] == table_versions(settings)["orders"]
+
+    # Nothing changed on the platform: nothing is written, no snapshot is added (and the
+    # day's exchange rates are there already).
+    versions = table_versions(settings)
+    again = sync_stores(settings, registry)
+    assert [o.label for o in again] == store_ids
+    assert all(o.success for o in again)
+    assert all(not any(o.rows.values()) for o in again)
+    assert table_versions(settings) == versions
+    with registry.session() as session:
+        assert latest_snapshots(session, store_ids) == snapshots
+
+    # The platform moves on: new orders, changes, deletions. Only those are written.
+    advance_demo(settings, registry, demo_account, days=3)
+    changed = sync_stores(settings, registry)
+    assert all(o.success for o in changed), [(o.failed_step, o.error) for o in changed]
+    _assert_matches_platform(settings, demo_account, store_ids)
+    for outcome in changed:
+        sales = _assert_sales_reconcile(settings, registry, outcome.label)
+        assert (
+            0 < outcome.rows["orders"] < warehouse_rows(settings, "orders", outcome.label).num_rows
+        )
+        # Only the changed orders' events were rewritten.
+        assert 0 < outcome.rows["sales"] < sales.num_rows
+    with registry.session() as session:
+        newer = latest_snapshots(session, store_ids)
+    assert all(newer[s]["orders"] > snapshots[s]["orders"] for s in store_ids)

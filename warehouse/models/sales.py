@@ -1,0 +1,256 @@
+"""The `sales` model: one row per sale event, from orders and their lines and refunds.
+
+Names and meanings follow ShopifyQL's `sales` schema (warehouse.catalog.SALES):
+
+- An order line, when ordered (event_type `order`, line_type `product`, at the order's
+  processed_at, else created_at): gross_sales = price x quantity, discounts = -discount,
+  taxes = the line's tax, ordered_item_quantity = quantity.
+- A refund line, when refunded (event_type `return`, at the refund's created_at):
+  returns = -subtotal (the refunded value, net of discounts), taxes = -tax,
+  returned_item_quantity = -quantity.
+- Order-level lines with no product: `shipping` (the shipping charged, with any tax that is
+  on no line, i.e. the shipping tax), `duty` and `fee` when ordered; `shipping` (refunded
+  shipping and its tax) and `duty` when refunded.
+- net_sales = gross_sales + discounts + returns; total_sales = net_sales + shipping_charges
+  + duties + additional_fees + taxes; net_items_sold = ordered + returned quantities.
+
+So the total_sales of all of an order's events is total_price - total_refunded. A cancelled
+order counts like any other, as in Shopify: its refunds carry the reversal.
+
+Ids are deterministic per event: `<line id>.o`, `<refund line id>.r`,
+`<order id>.shipping.o`, `<refund id>.shipping.r`, `<order id>.duty.o`, `<refund id>.duty.r`,
+`<order id>.fee.o`. Timestamps are UTC; happened_at_store and happened_at_account are the
+same instant as local times in the store's and the account's zones, computed here once
+rather than at every query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import duckdb
+import pyarrow as pa
+
+from quarry.settings import Settings
+from warehouse.schemas import SALES, SOURCE_DATASETS, TABLES
+from warehouse.tables import STORE_COLUMN, open_table
+from warehouse.views import scan_sql
+
+ORDER_TABLES = SOURCE_DATASETS["orders"]  # orders, order_lines, refunds, refund_lines
+
+_ZERO = "0::DECIMAL(18, 2)"
+_NO_PRODUCT = ", ".join(
+    f"NULL::VARCHAR AS {c}"
+    for c in (
+        "product_id", "product_title", "product_type", "product_vendor",
+        "product_variant_title", "product_variant_sku",
+    )
+)  # fmt: skip
+
+
+def _event(
+    *,
+    id_: str,
+    event_type: str,
+    line_type: str,
+    happened_at: str,
+    product: str = _NO_PRODUCT,
+    ordered: str = "0",
+    returned: str = "0",
+    gross: str = _ZERO,
+    discounts: str = _ZERO,
+    returns: str = _ZERO,
+    shipping: str = _ZERO,
+    duties: str = _ZERO,
+    fees: str = _ZERO,
+    taxes: str = _ZERO,
+) -> str:
+    """The select list of one kind of event, in the column order every branch shares."""
+    return f"""
+        {id_} AS id, o.id AS order_id, '{event_type}' AS event_type,
+        '{line_type}' AS line_type, {happened_at} AS happened_at, {product},
+        ({ordered})::BIGINT AS ordered_item_quantity,
+        ({returned})::BIGINT AS returned_item_quantity,
+        ({gross})::DECIMAL(18, 2) AS gross_sales, ({discounts})::DECIMAL(18, 2) AS discounts,
+        ({returns})::DECIMAL(18, 2) AS returns, ({shipping})::DECIMAL(18, 2) AS shipping_charges,
+        ({duties})::DECIMAL(18, 2) AS duties, ({fees})::DECIMAL(18, 2) AS additional_fees,
+        ({taxes})::DECIMAL(18, 2) AS taxes"""
+
+
+_LINE_PRODUCT = """l.product_id, l.product_title, l.product_type, l.product_vendor,
+        l.variant_title AS product_variant_title, l.sku AS product_variant_sku"""
+_ORDERED_AT = "coalesce(o.processed_at, o.created_at)"
+
+_LINE_ORDERED = _event(
+    id_="l.id || '.o'",
+    event_type="order",
+    line_type="product",
+    happened_at=_ORDERED_AT,
+    product=_LINE_PRODUCT,
+    ordered="l.quantity",
+    gross="l.price * l.quantity",
+    discounts="-l.discount",
+    taxes="l.tax",
+)
+_LINE_RETURNED = _event(
+    id_="rl.id || '.r'",
+    event_type="return",
+    line_type="product",
+    happened_at="r.created_at",
+    product=_LINE_PRODUCT,
+    returned="-rl.quantity",
+    returns="-rl.subtotal",
+    taxes="-rl.tax",
+)
+_SHIPPING_ORDERED = _event(
+    id_="o.id || '.shipping.o'",
+    event_type="order",
+    line_type="shipping",
+    happened_at=_ORDERED_AT,
+    shipping="o.total_shipping",
+    taxes="o.total_tax - coalesce(t.tax, 0)",
+)
+_DUTY_ORDERED = _event(
+    id_="o.id || '.duty.o'",
+    event_type="order",
+    line_type="duty",
+    happened_at=_ORDERED_AT,
+    duties="o.total_duties",
+)
+_FEE_ORDERED = _event(
+    id_="o.id || '.fee.o'",
+    event_type="order",
+    line_type="fee",
+    happened_at=_ORDERED_AT,
+    fees="o.total_additional_fees",
+)
+_SHIPPING_RETURNED = _event(
+    id_="r.id || '.shipping.r'",
+    event_type="return",
+    line_type="shipping",
+    happened_at="r.created_at",
+    shipping="-r.shipping",
+    taxes="-r.shipping_tax",
+)
+_DUTY_RETURNED = _event(
+    id_="r.id || '.duty.r'",
+    event_type="return",
+    line_type="duty",
+    happened_at="r.created_at",
+    duties="-r.duties",
+)
+
+SALES_SQL = f"""
+WITH line_tax AS (
+    SELECT order_id, sum(tax) AS tax FROM order_lines GROUP BY order_id
+),
+events AS (
+    SELECT {_LINE_ORDERED}
+    FROM order_lines l JOIN orders o ON o.id = l.order_id
+    UNION ALL
+    SELECT {_LINE_RETURNED}
+    FROM refund_lines rl
+    JOIN refunds r ON r.id = rl.refund_id
+    JOIN orders o ON o.id = rl.order_id
+    LEFT JOIN order_lines l ON l.id = rl.line_id
+    UNION ALL
+    -- Tax that is on no line is the shipping's tax: it goes with the shipping line.
+    SELECT {_SHIPPING_ORDERED}
+    FROM orders o LEFT JOIN line_tax t ON t.order_id = o.id
+    WHERE o.total_shipping <> 0 OR o.total_tax <> coalesce(t.tax, 0)
+    UNION ALL
+    SELECT {_DUTY_ORDERED}
+    FROM orders o WHERE o.total_duties <> 0
+    UNION ALL
+    SELECT {_FEE_ORDERED}
+    FROM orders o WHERE o.total_additional_fees <> 0
+    UNION ALL
+    SELECT {_SHIPPING_RETURNED}
+    FROM refunds r JOIN orders o ON o.id = r.order_id
+    WHERE r.shipping <> 0 OR r.shipping_tax <> 0
+    UNION ALL
+    SELECT {_DUTY_RETURNED}
+    FROM refunds r JOIN orders o ON o.id = r.order_id
+    WHERE r.duties <> 0
+)
+SELECT
+    e.id, o.store_id, e.order_id, o.order_name, e.event_type, e.line_type, e.happened_at,
+    timezone($store_timezone, e.happened_at) AS happened_at_store,
+    timezone($account_timezone, e.happened_at) AS happened_at_account,
+    o.currency, o.customer_id, e.product_id, e.product_title, e.product_type,
+    e.product_vendor, e.product_variant_title, e.product_variant_sku, o.sales_channel,
+    o.billing_country, o.billing_region, o.billing_city,
+    e.ordered_item_quantity, e.returned_item_quantity,
+    e.ordered_item_quantity + e.returned_item_quantity AS net_items_sold,
+    e.gross_sales, e.discounts, e.returns,
+    (e.gross_sales + e.discounts + e.returns)::DECIMAL(18, 2) AS net_sales,
+    e.shipping_charges, e.duties, e.additional_fees, e.taxes,
+    (e.gross_sales + e.discounts + e.returns + e.shipping_charges + e.duties
+        + e.additional_fees + e.taxes)::DECIMAL(18, 2) AS total_sales
+FROM events e JOIN orders o ON o.id = e.order_id
+ORDER BY e.order_id, e.happened_at, e.id
+"""
+
+
+def connect() -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection fit for the model: UTC session, so Arrow output is UTC too."""
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    return con
+
+
+def sales_events(
+    con: duckdb.DuckDBPyConnection, *, store_timezone: str, account_timezone: str
+) -> pa.Table:
+    """The sale events of the orders visible in `con` as `orders`, `order_lines`, `refunds`
+    and `refund_lines` (tables or views in those tables' schemas), in SALES's schema."""
+    zones = {"store_timezone": store_timezone, "account_timezone": account_timezone}
+    result = con.sql(SALES_SQL, params=zones).to_arrow_table()
+    return result.cast(SALES.schema)
+
+
+def sales_from_tables(
+    tables: dict[str, pa.Table], *, store_timezone: str, account_timezone: str
+) -> pa.Table:
+    """sales_events over Arrow tables keyed by table name (orders and its children)."""
+    con = connect()
+    try:
+        for name in ORDER_TABLES:
+            con.register(name, tables[name])
+        return sales_events(con, store_timezone=store_timezone, account_timezone=account_timezone)
+    finally:
+        con.close()
+
+
+def store_sales(
+    settings: Settings,
+    store_id: str,
+    *,
+    store_timezone: str,
+    account_timezone: str,
+    order_ids: Iterable[str] | None = None,
+) -> pa.Table:
+    """The sale events of a store's orders as the current Delta tables hold them: of every
+    order when `order_ids` is None, else of those orders only (ids no longer in the
+    orders table simply yield nothing)."""
+    con = connect()
+    try:
+        only = ""
+        if order_ids is not None:
+            wanted = pa.table({"id": pa.array(sorted(set(order_ids)), pa.string())})
+            con.register("wanted_orders", wanted)
+            only = " WHERE {key} IN (SELECT id FROM wanted_orders)"
+        partition = [(STORE_COLUMN, "=", store_id)]
+        for name in ORDER_TABLES:
+            # DuckDB's own Parquet scan of the partition's files, as the reader does: its
+            # filter pushdown into a pyarrow dataset drops rows on decimal comparisons
+            # (`total_duties <> 0` matched nothing; duckdb 2.0, pyarrow 26).
+            files = open_table(settings, name).file_uris(partition)
+            key = "id" if name == "orders" else "order_id"
+            con.execute(
+                f"CREATE TEMP VIEW {name} AS SELECT * FROM ({scan_sql(TABLES[name], files)})"
+                + only.format(key=key)
+            )
+        return sales_events(con, store_timezone=store_timezone, account_timezone=account_timezone)
+    finally:
+        con.close()
