@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     duckdb_memory_limit: str = "2GB"
     duckdb_threads: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1))
     vacuum_retention_hours: int = 24
+    # Export files older than this many days are removed (their jobs stay, marked removed);
+    # unset keeps files until a store re-syncs or is removed.
+    export_retention_days: int | None = None
 
     @field_validator("home", mode="after")
     @classmethod

@@ -136,10 +136,15 @@ class ExportJob(Base):
     api_key_id: Mapped[str | None] = mapped_column(String(40), default=None)
     # Stores whose data the file holds, so a re-sync of one of them removes the file.
     store_ids: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    # The process running the job ("host:pid") and when it last said it was alive: the
+    # reaper fails a job whose worker died (Dagster's default launcher does not notice).
+    heartbeat_at: Mapped[datetime | None] = mapped_column(default=None)
+    worker: Mapped[str | None] = mapped_column(String(255), default=None)
 
     __table_args__ = (
         Index("ix_export_jobs_config", "config_id"),
         Index("ix_export_jobs_status", "status"),
+        Index("ix_export_jobs_idempotency", "config_id", "idempotency_key"),
     )
 
 

@@ -1,0 +1,200 @@
+"""Producing a job's file: one warehouse snapshot read through DuckDB, streamed into the
+configured format under QUARRY_HOME/exports/<job id>/.
+
+Rows leave DuckDB in Arrow batches of BATCH_ROWS and go straight to the writer, so memory
+stays flat in the row count (DuckDB itself sorts within its memory limit, spilling beyond
+it). The file is written under a temporary name and renamed when complete: a download or a
+delivery never sees half a file.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from exports.csv_writer import CsvWriter
+from exports.definition import PartSpec, StoredConfig
+from exports.naming import EXTENSIONS
+from exports.options import FormatOptions
+from exports.xlsx_writer import MAX_DATA_ROWS, XlsxWriter
+from exports.zip_writer import ZipWriter
+from quarry.settings import Settings
+from warehouse.catalog import dataset
+from warehouse.query import StoreInfo, run_query
+from warehouse.reader import WarehouseReader
+from warehouse.records import parse_list_params
+
+BATCH_ROWS = 10_000
+CONTENT_TYPES = {
+    "csv": "text/csv",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "zip": "application/zip",
+}
+
+
+@dataclass(frozen=True)
+class Table:
+    """One part of a file: its title row and a stream of value rows."""
+
+    name: str
+    titles: list[str]
+    rows: Iterator[Sequence[Any]]
+
+
+@dataclass(frozen=True)
+class Account:
+    """What a query part is run for: the account's currency and zone, the stores read."""
+
+    currency: str
+    timezone: str
+    stores: Mapping[str, StoreInfo]
+
+
+@dataclass(frozen=True)
+class Produced:
+    path: Path
+    rows: int
+    cut_cells: int
+
+
+def stored_file(settings: Settings, job_id: str, file_format: str) -> Path:
+    """Where a job's file lives: under its job id, never under the name a person sees."""
+    return settings.exports_dir / job_id / f"export{EXTENSIONS[file_format]}"
+
+
+def _batches(cursor: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> Iterator[tuple]:
+    # A relation streams: DuckDB hands over one batch at a time, never the whole result.
+    for batch in cursor.sql(sql, params=params).to_arrow_reader(BATCH_ROWS):
+        yield from zip(*(column.to_pylist() for column in batch.columns), strict=True)
+
+
+def record_table(
+    cursor: duckdb.DuckDBPyConnection, part: PartSpec, store_ids: Sequence[str]
+) -> Table:
+    """A record part: its columns, filtered exactly as GET /v1/{dataset} filters, in the
+    record endpoints' order (created_at, then id)."""
+    ds = dataset(part.entity_type)
+    assert ds is not None and ds.kind == "records", part.entity_type
+    query = parse_list_params(ds, [(name, v) for name, values in part.filters.items()
+                                   for v in values])  # fmt: skip
+    titles = [c.title for c in part.columns]
+    if not store_ids:
+        return Table(part.name, titles, iter(()))
+    sources = []
+    for column in part.columns:
+        found = ds.field(column.field)
+        assert found is not None, column.field
+        sources.append(f'"{found.source}"')
+    where = [f'"store_id" IN ({", ".join("?" * len(store_ids))})']
+    where += [c.sql for c in query.conditions]
+    params: list[Any] = [*store_ids, *(v for c in query.conditions for v in c.params)]
+    sql = (
+        f'SELECT {", ".join(sources)} FROM "{ds.table}" WHERE {" AND ".join(where)} '
+        'ORDER BY "created_at", "id"'
+    )
+    return Table(part.name, titles, _batches(cursor, sql, params))
+
+
+def query_table(
+    cursor: duckdb.DuckDBPyConnection, part: PartSpec, account: Account, store_ids: Sequence[str]
+) -> Table:
+    """A query part: the flat table of the saved query, with its column titles."""
+    assert part.query is not None
+    result = run_query(
+        cursor,
+        part.query,
+        stores=account.stores,
+        account_currency=account.currency,
+        account_timezone=account.timezone,
+        store_ids=list(store_ids),
+    )
+    names = [c["name"] for c in result.columns]
+    rows = iter([[row.get(n) for n in names] for row in result.rows])
+    return Table(part.name, [c["title"] for c in result.columns], rows)
+
+
+def produce(
+    reader: WarehouseReader,
+    config: StoredConfig,
+    account: Account,
+    store_ids: Sequence[str],
+    target: Path,
+    *,
+    max_rows_per_sheet: int = MAX_DATA_ROWS,
+) -> Produced:
+    """Write the configuration's file to `target` from one snapshot of `store_ids`."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".part")
+    snapshot = reader.snapshot(store_ids)
+    with reader.connect(snapshot) as cursor:
+
+        def tables() -> Iterator[Table]:
+            for part in config.parts:
+                if part.entity_type == "query":
+                    yield query_table(cursor, part, account, store_ids)
+                else:
+                    yield record_table(cursor, part, store_ids)
+
+        try:
+            rows, cut = _write(config.format, config.options, tables(), partial, max_rows_per_sheet)
+            os.replace(partial, target)
+        except BaseException:
+            # The directory is the job's own: nothing half-written (or a writer's temporary
+            # file) stays behind.
+            shutil.rmtree(target.parent, ignore_errors=True)
+            raise
+    return Produced(target, rows, cut)
+
+
+def _write(
+    file_format: str,
+    options: FormatOptions,
+    tables: Iterator[Table],
+    path: Path,
+    max_rows: int,
+) -> tuple[int, int]:
+    """(rows written, XLSX cells cut) after writing every table to `path`."""
+    if file_format == "csv":
+        return _csv(path, options, next(tables)), 0
+    if file_format == "xlsx":
+        workbook = XlsxWriter(path, options, max_rows_per_sheet=max_rows)
+        for table in tables:
+            workbook.sheet(table.name, table.titles)
+            workbook.rows(table.rows)
+        workbook.close()
+        return workbook.rows_written, workbook.cut_cells
+    archive = ZipWriter(path)
+    rows = cut = 0
+    try:
+        for table in tables:
+            if options.member_format == "xlsx":
+                member = path.with_name(f"{path.name}.member.xlsx")
+                try:
+                    written, cells = _write("xlsx", options, iter([table]), member, max_rows)
+                    archive.add_file(member, f"{table.name}.xlsx")
+                finally:
+                    member.unlink(missing_ok=True)
+                rows, cut = rows + written, cut + cells
+            else:
+                with archive.text_member(f"{table.name}.csv") as stream:
+                    writer = CsvWriter(stream, options)
+                    writer.header(table.titles)
+                    writer.rows(table.rows)
+                rows += writer.rows_written
+    finally:
+        archive.close()
+    return rows, cut
+
+
+def _csv(path: Path, options: FormatOptions, table: Table) -> int:
+    with path.open("w", encoding="utf-8", newline="") as stream:
+        writer = CsvWriter(stream, options)
+        writer.header(table.titles)
+        writer.rows(table.rows)
+    return writer.rows_written

@@ -1,0 +1,96 @@
+"""The reaper: no job stays `queued` or `running` after its run can no longer finish it.
+
+Dagster's run monitoring does not notice a run worker that died under the default run
+launcher, so the job row carries its worker ("host:pid") and a heartbeat. A running job is
+failed when:
+- its worker ran on this host and that process is gone (found at the next pass), or
+- its heartbeat is older than STALE_AFTER (any host: a machine that died, a frozen process).
+A job whose run ended without recording a result (failed before the export started,
+canceled) is failed with the run's reason. The Dagster run of a dead worker is marked
+failed too, and its concurrency slots freed.
+
+With the sensor every 10 s (pipelines/exports/sensors.py), a killed local worker ends its
+job `failed` within about 15 s and a silent remote one within STALE_AFTER + 15 s.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from dagster import DagsterInstance, DagsterRunStatus
+
+from exports.jobs import FAILED, RUNNING, finish, unfinished_jobs
+from exports.runs import latest_run
+from exports.state import ENDED, RunView, job_state
+from registry.db import Registry
+from registry.models import ExportJob, utcnow
+
+STALE_AFTER = timedelta(seconds=60)
+AGAIN = "; run the export again"
+
+
+def process_alive(pid: int) -> bool:
+    """True when process `pid` exists and is not a zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a killed child its parent has not reaped yet is dead for us
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in ("Z", "X")
+
+
+def dead_worker_reason(job: ExportJob, now: datetime, host: str) -> str | None:
+    """Why the worker of a running job is gone, or None while it may be alive."""
+    if job.status != RUNNING:
+        return None
+    worker_host, _, pid = (job.worker or "").rpartition(":")
+    if worker_host == host and pid.isdigit() and not process_alive(int(pid)):
+        return f"the export worker (process {pid} on {host}) stopped mid-run{AGAIN}"
+    beat = job.heartbeat_at or job.started_at
+    if beat is not None and now - beat > STALE_AFTER:
+        seconds = int((now - beat).total_seconds())
+        return f"the export worker {job.worker} sent no heartbeat for {seconds} s{AGAIN}"
+    return None
+
+
+def reap(registry: Registry, instance: DagsterInstance, now: datetime | None = None) -> list[str]:
+    """Fail every unfinished job that can no longer finish; returns their ids."""
+    now = now or utcnow()
+    host = socket.gethostname()
+    reaped = []
+    with registry.session() as session:
+        jobs = unfinished_jobs(session)
+        session.expunge_all()
+    for job in jobs:
+        run = latest_run(instance, job.id) if job.dagster_run_id or job.status == RUNNING else None
+        # The run's own end, when Dagster saw it, gives the same reason the API shows.
+        if run is not None and run.status in ENDED:
+            reason = job_state(job, run).error
+        else:
+            reason = dead_worker_reason(job, now, host)
+        if reason is None:
+            continue
+        with registry.session() as session:
+            if not finish(session, job.id, FAILED, error=reason, now=now):
+                continue  # it finished meanwhile
+        reaped.append(job.id)
+        if run is not None:
+            _fail_run(instance, run, reason)
+    return reaped
+
+
+def _fail_run(instance: DagsterInstance, run: RunView, reason: str) -> None:
+    dagster_run = instance.get_run_by_id(run.run_id)
+    if dagster_run is None or dagster_run.is_finished:
+        return
+    if dagster_run.status in (DagsterRunStatus.STARTED, DagsterRunStatus.STARTING):
+        instance.report_run_failed(dagster_run, reason)
+        instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)

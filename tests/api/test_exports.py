@@ -1,0 +1,162 @@
+"""The four export endpoints in process: scopes, visibility (the same 404 for what a key
+may not see), 422 for the schedule-only type, 202 and idempotency, job states, downloads
+(409 before a file, the real content type and Content-Disposition, 404 once removed).
+
+Dagster is not running here (QUARRY_DAGSTER_URL points at a closed port): jobs stay
+queued, and files are produced by running the job in this process, as its run would."""
+
+from __future__ import annotations
+
+import pytest
+
+from exports.cleanup import remove_files_for_store
+from exports.execute import execute_job
+from tests.api.conftest import Client, assert_problem
+from tests.api.world import World
+from tests.exports.conftest import apply_yaml
+
+SHEET = {
+    "kind": "google_sheets",
+    "settings": {"spreadsheet_id": "s" * 20},
+    "credentials": {"service_account": {"env": "GOOGLE_SA"}},
+}
+
+
+@pytest.fixture(scope="module")
+def configs(world: World) -> dict[str, str]:
+    ids = apply_yaml(
+        world,
+        "a",
+        {
+            "exports": [
+                {"name": "API all stores", "entity_type": "orders", "format": "csv"},
+                {"name": "API store one", "entity_type": "orders", "format": "xlsx",
+                 "stores": ["st_a1"], "file_name": "Ventes été {store}"},
+                {"name": "API bundle", "entity_type": "bundle", "format": "zip",
+                 "stores": ["st_a1"], "parts": [{"entity_type": "customers"}]},
+                {"name": "API sheet", "entity_type": "orders", "format": "csv",
+                 "destination": SHEET, "schedule": {"cron": "0 * * * *"}},
+            ]
+        },
+    )  # fmt: skip
+    ids.update(apply_yaml(world, "b", {"exports": [
+        {"name": "B orders", "entity_type": "orders", "format": "csv"}]}))  # fmt: skip
+    return ids
+
+
+def names(client: Client, key: str) -> set[str]:
+    response = client.get("/v1/exports", key=key)
+    assert response.status_code == 200, response.text
+    return {c["name"] for c in response.json()["data"]}
+
+
+def test_a_key_sees_configurations_of_its_stores_only(
+    client: Client, world: World, configs: dict[str, str]
+) -> None:
+    every = {"API all stores", "API store one", "API bundle", "API sheet"}
+    assert every <= names(client, world.keys["a_all"])
+    assert "B orders" not in names(client, world.keys["a_all"])
+    assert names(client, world.keys["b_all"]) >= {"B orders"}
+    listed = client.get("/v1/exports", key=world.keys["a_exports"]).json()["data"]
+    sheet = next(c for c in listed if c["name"] == "API sheet")
+    assert sheet == {
+        "id": configs["API sheet"], "name": "API sheet", "entity_type": "orders",
+        "format": "csv", "runnable_via_api": False, "last_run_at": None,
+        "last_run_status": None, "total_runs": 0,
+    }  # fmt: skip
+
+
+def test_scopes(client: Client, world: World, configs: dict[str, str]) -> None:
+    job_path = "/v1/export-jobs/job_x"
+    for method, path in (
+        ("GET", "/v1/exports"),
+        ("POST", f"/v1/exports/{configs['API all stores']}/run"),
+        ("GET", job_path),
+        ("GET", job_path + "/download"),
+    ):
+        response = client.request(method, path, key=world.keys["a_read"])
+        assert_problem(response, 403, "Insufficient scope")
+        assert_problem(client.request(method, path), 401, "Unauthorized")
+        response = client.request(method, path, key=world.keys["c_exports"])
+        assert_problem(response, 403, "Plan upgrade required")
+
+
+def test_unseen_configurations_give_the_same_404(
+    client: Client, world: World, configs: dict[str, str]
+) -> None:
+    unknown = client.request("POST", "/v1/exports/exp_nope/run", key=world.keys["a_all"])
+    other = client.request(
+        "POST", f"/v1/exports/{configs['B orders']}/run", key=world.keys["a_all"]
+    )
+    assert (
+        assert_problem(unknown, 404, "Not found")["detail"]
+        == assert_problem(other, 404, "Not found")["detail"]
+    )
+
+
+def test_a_schedule_only_type_is_422_naming_it(
+    client: Client, world: World, configs: dict[str, str]
+) -> None:
+    response = client.request(
+        "POST", f"/v1/exports/{configs['API sheet']}/run", key=world.keys["a_all"]
+    )
+    body = assert_problem(response, 422, "Unprocessable export")
+    assert "live sheet sync" in body["detail"] and "google_sheets" in body["detail"]
+
+
+def test_run_poll_download(client: Client, world: World, configs: dict[str, str]) -> None:
+    key = world.keys["a_all"]
+    response = client.request("POST", f"/v1/exports/{configs['API store one']}/run", key=key)
+    assert response.status_code == 202, response.text
+    job_id = response.json()["job_id"]
+    assert response.json() == {"job_id": job_id, "status": "queued"}
+    job = client.get(f"/v1/export-jobs/{job_id}", key=key).json()
+    assert job["status"] == "queued" and job["file_name"] is None and job["error"] is None
+    assert job["name"] == "API store one" and job["entity_type"] == "orders"
+    early = client.get(f"/v1/export-jobs/{job_id}/download", key=key)
+    assert_problem(early, 409, "Conflict")
+
+    execute_job(world.settings, world.registry, job_id, "run-in-test")
+    job = client.get(f"/v1/export-jobs/{job_id}", key=key).json()
+    assert job["status"] == "completed" and job["file_name"] == "Ventes été Main Street.xlsx"
+    download = client.get(f"/v1/export-jobs/{job_id}/download", key=key)
+    assert download.status_code == 200
+    assert download.headers["content-type"] == (
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    )
+    assert download.headers["content-disposition"] == (
+        'attachment; filename="Ventes ete Main Street.xlsx"; '
+        "filename*=UTF-8''Ventes%20%C3%A9t%C3%A9%20Main%20Street.xlsx"
+    )
+    assert download.content[:2] == b"PK"
+    listed = client.get("/v1/exports", key=key).json()["data"]
+    summary = next(c for c in listed if c["name"] == "API store one")
+    assert summary["total_runs"] >= 1 and summary["last_run_status"] == "completed"
+
+    # A key without st_a1 does not see the job; after cleanup the download is gone.
+    assert_problem(client.get(f"/v1/export-jobs/{job_id}", key=world.keys["b_all"]), 404,
+                   "Not found")  # fmt: skip
+    remove_files_for_store(world.settings, world.registry, "st_a1")
+    gone = client.get(f"/v1/export-jobs/{job_id}/download", key=key)
+    assert "run the export again" in assert_problem(gone, 404, "Not found")["detail"]
+    after = client.get(f"/v1/export-jobs/{job_id}", key=key).json()
+    assert after["status"] == "completed" and after["file_removed_at"] is not None
+
+
+def test_idempotency_key(client: Client, world: World, configs: dict[str, str]) -> None:
+    key = world.keys["a_all"]
+    path = f"/v1/exports/{configs['API bundle']}/run"
+    first = client.request("POST", path, key=key, headers={"Idempotency-Key": "abc-1"})
+    again = client.request("POST", path, key=key, headers={"Idempotency-Key": "abc-1"})
+    other = client.request("POST", path, key=key, headers={"Idempotency-Key": "abc-2"})
+    plain = client.request("POST", path, key=key)
+    assert first.status_code == again.status_code == 202
+    assert first.json() == again.json() and again.headers["idempotent-replayed"] == "true"
+    assert len({first.json()["job_id"], other.json()["job_id"], plain.json()["job_id"]}) == 3
+    bad = client.request("POST", path, key=key, headers={"Idempotency-Key": "x" * 300})
+    assert_problem(bad, 400, "Invalid request")
+
+
+def test_unknown_parameters_are_rejected(client: Client, world: World) -> None:
+    response = client.get("/v1/exports?page=2", key=world.keys["a_all"])
+    assert_problem(response, 400, "Invalid request")

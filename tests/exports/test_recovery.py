@@ -1,0 +1,113 @@
+"""Nothing lost, nothing stuck: the reconciler finds accepted jobs no run has taken, the
+reaper fails jobs whose worker died or whose run ended without a result."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+from dagster import DagsterInstance
+
+from exports.jobs import create_job
+from exports.reaper import STALE_AFTER, process_alive, reap
+from exports.reconciler import GRACE, unlaunched_jobs
+from exports.runs import latest_run, run_tags
+from pipelines.exports.jobs import export
+from registry.models import ExportConfig, ExportJob, utcnow
+from tests.api.world import World
+from tests.exports.conftest import apply_yaml
+
+
+@pytest.fixture
+def instance() -> Iterator[DagsterInstance]:
+    with DagsterInstance.ephemeral() as ephemeral:
+        yield ephemeral
+
+
+@pytest.fixture(scope="module")
+def config_id(export_world: World) -> str:
+    document = {"exports": [{"name": "Recovery", "entity_type": "orders", "format": "csv"}]}
+    return apply_yaml(export_world, "a", document)["Recovery"]
+
+
+def new_job(world: World, config_id: str, **values: object) -> str:
+    with world.registry.session() as session:
+        job, _ = create_job(session, session.get(ExportConfig, config_id))
+        for name, value in values.items():
+            setattr(job, name, value)
+        return job.id
+
+
+def row(world: World, job_id: str) -> ExportJob:
+    with world.registry.session() as session:
+        found = session.get(ExportJob, job_id)
+        assert found is not None
+        return found
+
+
+def dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_reconciler_lists_old_unlaunched_jobs_and_records_found_runs(
+    export_world: World, config_id: str, instance: DagsterInstance
+) -> None:
+    old = utcnow() - GRACE - timedelta(seconds=1)
+    waiting = new_job(export_world, config_id, created_at=old)
+    young = new_job(export_world, config_id)
+    launched = new_job(export_world, config_id, created_at=old)
+    run = instance.create_run_for_job(export, tags=run_tags(launched, "Recovery"))
+    found = {w.job_id for w in unlaunched_jobs(export_world.registry, instance)}
+    assert waiting in found and young not in found and launched not in found
+    assert row(export_world, launched).dagster_run_id == run.run_id
+
+
+def test_reaper_fails_dead_and_silent_workers(
+    export_world: World, config_id: str, instance: DagsterInstance
+) -> None:
+    now = utcnow()
+    host = socket.gethostname()
+    dead = new_job(
+        export_world, config_id, status="running", worker=f"{host}:{dead_pid()}",
+        started_at=now, heartbeat_at=now,
+    )  # fmt: skip
+    silent = new_job(
+        export_world, config_id, status="running", worker="elsewhere:1",
+        started_at=now - STALE_AFTER * 2, heartbeat_at=now - STALE_AFTER - timedelta(seconds=5),
+    )  # fmt: skip
+    alive = new_job(
+        export_world, config_id, status="running", worker=f"{host}:{os.getpid()}",
+        started_at=now, heartbeat_at=now,
+    )  # fmt: skip
+    reaped = reap(export_world.registry, instance, now)
+    assert dead in reaped and silent in reaped and alive not in reaped
+    assert "stopped mid-run" in (row(export_world, dead).error or "")
+    assert "no heartbeat" in (row(export_world, silent).error or "")
+    assert row(export_world, dead).status == "failed"
+    assert row(export_world, alive).status == "running"
+
+
+def test_reaper_fails_jobs_whose_run_ended_without_them(
+    export_world: World, config_id: str, instance: DagsterInstance
+) -> None:
+    job_id = new_job(export_world, config_id)
+    run = instance.create_run_for_job(export, tags=run_tags(job_id, "Recovery"))
+    instance.report_run_failed(run, "the code location could not load")
+    with export_world.registry.session() as session:
+        session.get(ExportJob, job_id).dagster_run_id = run.run_id  # type: ignore[union-attr]
+    assert latest_run(instance, job_id).status == "FAILURE"  # type: ignore[union-attr]
+    assert job_id in reap(export_world.registry, instance)
+    assert row(export_world, job_id).status == "failed"
+    assert "could not load" in (row(export_world, job_id).error or "")
+
+
+def test_process_alive() -> None:
+    assert process_alive(os.getpid())
+    assert not process_alive(dead_pid())

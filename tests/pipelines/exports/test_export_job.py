@@ -1,0 +1,114 @@
+"""The export job and the export sensors against a real Dagster instance, in process."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from dagster import DagsterInstance, RunRequest, SensorResult, build_sensor_context
+from sqlalchemy import select
+
+from exports.jobs import create_job
+from exports.reconciler import GRACE
+from exports.runs import CONFIG_TAG, JOB_TAG, latest_run, run_tags
+from pipelines.definitions import defs
+from pipelines.exports.sensors import reconcile_exports, scheduled_exports
+from pipelines.resources import QuarryResource
+from pipelines.runner import QUIET
+from registry.db import Registry
+from registry.models import ExportConfig, ExportJob, utcnow
+
+
+def queue(registry: Registry, account: str, name: str, **values: object) -> str:
+    with registry.session() as session:
+        config = session.scalars(
+            select(ExportConfig).where(
+                ExportConfig.account_id == account, ExportConfig.name == name
+            )
+        ).one()
+        job, _ = create_job(session, config)
+        for field, value in values.items():
+            setattr(job, field, value)
+        return job.id
+
+
+def execute(instance: DagsterInstance, job_id: str, name: str) -> str:
+    result = defs.resolve_job_def("export").execute_in_process(
+        run_config=QUIET,
+        instance=instance,
+        tags=run_tags(job_id, name),
+        resources={"quarry": QuarryResource()},
+        raise_on_error=False,
+    )
+    return result.run_id
+
+
+def test_a_run_executes_its_job(
+    instance: DagsterInstance, registry: Registry, demo_account: str
+) -> None:
+    job_id = queue(registry, demo_account, "Orders (CSV)")
+    run_id = execute(instance, job_id, "Orders (CSV)")
+    with registry.session() as session:
+        job = session.get(ExportJob, job_id)
+        assert job is not None and job.status == "completed", job.error
+        assert job.dagster_run_id == run_id and job.file_name and job.file_path
+    run = latest_run(instance, job_id)
+    assert run is not None and run.run_id == run_id and run.status == "SUCCESS"
+    tags = instance.get_run_by_id(run_id).tags  # type: ignore[union-attr]
+    assert tags[JOB_TAG] == job_id and tags[CONFIG_TAG] == "Orders (CSV)"
+
+
+def test_a_failed_export_fails_its_run_with_the_same_reason(
+    instance: DagsterInstance, registry: Registry, demo_account: str
+) -> None:
+    job_id = queue(registry, demo_account, "Live orders sheet")
+    run_id = execute(instance, job_id, "Live orders sheet")
+    with registry.session() as session:
+        job = session.get(ExportJob, job_id)
+        assert job is not None and job.status == "failed"
+        assert "QUARRY_DEMO_GOOGLE_SERVICE_ACCOUNT" in (job.error or "")
+    run = latest_run(instance, job_id)
+    assert run is not None and run.run_id == run_id and run.status == "FAILURE"
+    assert run.failure == job.error
+    # A second run of the same job does not execute it again.
+    execute(instance, job_id, "Live orders sheet")
+    assert "not waiting for a run" in (latest_run(instance, job_id).failure or "")  # type: ignore[union-attr]
+
+
+def test_scheduled_exports_request_one_run_per_configuration_and_tick(
+    instance: DagsterInstance, registry: Registry, demo_account: str
+) -> None:
+    cursor = (utcnow() - timedelta(days=1, hours=1)).isoformat()
+    results = []
+    for _ in range(2):  # the same tick evaluated twice: the same jobs and run keys
+        with build_sensor_context(
+            instance=instance, cursor=cursor, resources={"quarry": QuarryResource()}
+        ) as context:
+            result = scheduled_exports(context)
+        assert isinstance(result, SensorResult)
+        results.append(result.run_requests or [])
+    with registry.session() as session:
+        scheduled = {
+            c.id: c.name
+            for c in session.scalars(
+                select(ExportConfig).where(ExportConfig.schedule_cron.is_not(None))
+            )
+        }
+    first, second = results
+    assert {r.run_key.split(":")[0] for r in first} == set(scheduled)  # type: ignore[union-attr]
+    assert [(r.run_key, r.tags[JOB_TAG]) for r in first] == [
+        (r.run_key, r.tags[JOB_TAG]) for r in second
+    ]
+    assert all(r.tags[CONFIG_TAG] == scheduled[r.run_key.split(":")[0]] for r in first)  # type: ignore[union-attr]
+
+
+def test_the_reconciler_requests_runs_for_unlaunched_jobs(
+    instance: DagsterInstance, registry: Registry, demo_account: str
+) -> None:
+    old = queue(registry, demo_account, "Customers (Excel)", created_at=utcnow() - GRACE * 2)
+    young = queue(registry, demo_account, "Customers (Excel)")
+    with build_sensor_context(instance=instance, resources={"quarry": QuarryResource()}) as context:
+        result = reconcile_exports(context)
+    assert isinstance(result, SensorResult)
+    requests: list[RunRequest] = list(result.run_requests or [])
+    assert [r.tags[JOB_TAG] for r in requests] == [old]
+    assert requests[0].run_key == f"export-job:{old}" and young not in requests[0].run_key
