@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, TypeVar
 
+from destinations.fields import FieldReader
 from destinations.hosts import HostRefused
 from destinations.redaction import Redactor, redacting
 from destinations.retry import RetryPolicy, run_with_retries
@@ -147,7 +148,7 @@ class BaseDestination:
     `_deliver_once` under redaction and retries, and turns the final failure into a
     DeliveryError that names the destination.
 
-    Kinds implement `validate`, `target` and `_deliver_once`, and map their library's
+    Kinds implement `_read_settings`, `target` and `_deliver_once`, and map their library's
     exceptions in `_failure`.
     """
 
@@ -174,6 +175,16 @@ class BaseDestination:
         credentials: Mapping[str, Any],
         app_settings: Settings,
     ) -> dict[str, Any]:
+        """Normalised settings, or quarry.errors.InvalidRequest naming every bad field."""
+        fields = FieldReader(cls.kind, settings, credentials)
+        normalised = cls._read_settings(fields, app_settings)
+        fields.raise_if_errors()
+        return normalised
+
+    @classmethod
+    def _read_settings(cls, fields: FieldReader, app_settings: Settings) -> dict[str, Any]:
+        """The kind's settings and credentials read through `fields`, which collects the
+        problems; returns the normalised settings (used only when there is no problem)."""
         raise NotImplementedError
 
     def target(self) -> str:

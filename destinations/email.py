@@ -20,8 +20,6 @@ import mimetypes
 import re
 import smtplib
 import socket
-import ssl
-from collections.abc import Mapping
 from email.errors import HeaderParseError
 from email.headerregistry import Address
 from email.message import EmailMessage
@@ -38,7 +36,7 @@ from destinations.base import (
     describe_exception,
 )
 from destinations.fields import FieldReader
-from destinations.tls import ca_certificate_error, tls_context
+from destinations.tls import ca_certificate_error, tls_context, tls_failure
 from quarry.settings import Settings
 
 DEFAULT_SUBJECT = "Quarry export: {file_name}"
@@ -80,13 +78,7 @@ class EmailDestination(BaseDestination):
     kind: ClassVar[str] = "email"
 
     @classmethod
-    def validate(
-        cls,
-        settings: Mapping[str, Any],
-        credentials: Mapping[str, Any],
-        app_settings: Settings,
-    ) -> dict[str, Any]:
-        fields = FieldReader(cls.kind, settings, credentials)
+    def _read_settings(cls, fields: FieldReader, app_settings: Settings) -> dict[str, Any]:
         host = fields.host("host", allow_private=app_settings.allow_private_hosts)
         security = fields.choice("security", ("starttls", "tls"), default="starttls")
         port = fields.integer(
@@ -105,15 +97,9 @@ class EmailDestination(BaseDestination):
         link_hours = fields.integer("link_expiry_hours", default=72, minimum=1, maximum=720)
         helo_name = fields.text("helo_name", max_length=253)
         timeout = fields.integer("timeout_seconds", default=30, minimum=1, maximum=600)
-        if ca_certificate and not fields.has_error("ca_certificate"):
-            problem = ca_certificate_error(ca_certificate)
-            if problem:
-                fields.error("ca_certificate", problem)
-        for name, value in (("from_address", from_address), ("reply_to", reply_to)):
-            if value and not fields.has_error(name):
-                problem = address_error(value)
-                if problem:
-                    fields.error(name, problem)
+        fields.check("ca_certificate", ca_certificate, ca_certificate_error)
+        fields.check("from_address", from_address, address_error)
+        fields.check("reply_to", reply_to, address_error)
         for name, values in (("to", to), ("cc", cc)):
             for index, value in enumerate(values):
                 problem = address_error(value)
@@ -133,7 +119,6 @@ class EmailDestination(BaseDestination):
                 "username and password go together",
                 section="credentials",
             )
-        fields.raise_if_errors()
         return {
             "host": host,
             "port": port,
@@ -297,14 +282,7 @@ class EmailDestination(BaseDestination):
             return DeliveryError(
                 f"the server answered {exc.smtp_code} {reply}", transient=400 <= exc.smtp_code < 500
             )
-        if isinstance(exc, ssl.SSLCertVerificationError):
-            return DeliveryError(
-                f"the server's TLS certificate is not trusted ({exc.verify_message}); "
-                "set ca_certificate if it is issued by a private CA"
-            )
-        if isinstance(exc, ssl.SSLError):
-            return DeliveryError(f"TLS error: {describe_exception(exc)}", transient=True)
-        return super()._failure(exc)
+        return tls_failure(exc) or super()._failure(exc)
 
 
 def _human(size: int) -> str:

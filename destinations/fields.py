@@ -6,7 +6,7 @@ quarry.errors.InvalidRequest. Messages never echo a credential's value."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from destinations import hosts
@@ -80,18 +80,18 @@ class FieldReader:
             return default
         return value
 
+    def check(self, name: str, value: str | None, rule: Callable[[str], str | None]) -> None:
+        """Record `rule(value)`, the problem with a setting already read as `name` (None when
+        there is none), unless the value is absent or already has an error."""
+        if value and not self.has_error(name):
+            problem = rule(value)
+            if problem:
+                self.error(name, problem)
+
     def host(self, name: str, *, allow_private: bool) -> str | None:
         """A required host name or IP address that passes the private-host guard."""
         value = self.text(name, required=True, max_length=253)
-        if value and not self.has_error(name):
-            problem = hosts.host_syntax_error(value)
-            if problem is None:
-                try:
-                    hosts.check_host(value, allow_private=allow_private)
-                except hosts.HostRefused as exc:
-                    problem = exc.reason
-            if problem:
-                self.error(name, problem)
+        self.check(name, value, lambda host: _host_error(host, allow_private=allow_private))
         return value
 
     def integer(self, name: str, *, default: int, minimum: int, maximum: int) -> int:
@@ -185,3 +185,14 @@ class FieldReader:
                 detail=f"invalid {self.kind} destination: {first['field']} {first['message']}",
                 errors=list(self.errors),
             )
+
+
+def _host_error(value: str, *, allow_private: bool) -> str | None:
+    """Why `value` is not a host name or address that passes the private-host guard, or None."""
+    problem = hosts.host_syntax_error(value)
+    if problem is None:
+        try:
+            hosts.check_host(value, allow_private=allow_private)
+        except hosts.HostRefused as exc:
+            problem = exc.reason
+    return problem

@@ -12,8 +12,6 @@ from __future__ import annotations
 import ftplib
 import posixpath
 import socket
-import ssl
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from destinations import hosts
@@ -27,7 +25,7 @@ from destinations.base import (
     temporary_name,
 )
 from destinations.fields import FieldReader
-from destinations.tls import ca_certificate_error, tls_context
+from destinations.tls import ca_certificate_error, tls_context, tls_failure
 from quarry.settings import Settings
 
 
@@ -80,26 +78,16 @@ class FtpDestination(BaseDestination):
     securities: ClassVar[tuple[str, ...]] = ("tls", "none")
 
     @classmethod
-    def validate(
-        cls,
-        settings: Mapping[str, Any],
-        credentials: Mapping[str, Any],
-        app_settings: Settings,
-    ) -> dict[str, Any]:
-        fields = FieldReader(cls.kind, settings, credentials)
+    def _read_settings(cls, fields: FieldReader, app_settings: Settings) -> dict[str, Any]:
         host = fields.host("host", allow_private=app_settings.allow_private_hosts)
         port = fields.integer("port", default=21, minimum=1, maximum=65535)
         folder = fields.text("folder", default=".") or "."
         security = fields.choice("security", cls.securities, default="tls")
         ca_certificate = fields.text("ca_certificate", max_length=20_000, multiline=True)
         timeout = fields.integer("timeout_seconds", default=30, minimum=1, maximum=600)
-        if ca_certificate and not fields.has_error("ca_certificate"):
-            problem = ca_certificate_error(ca_certificate)
-            if problem:
-                fields.error("ca_certificate", problem)
+        fields.check("ca_certificate", ca_certificate, ca_certificate_error)
         fields.credential("username", required=True)
         fields.credential("password", required=True)
-        fields.raise_if_errors()
         return {
             "host": host,
             "port": port,
@@ -197,14 +185,7 @@ class FtpDestination(BaseDestination):
             return DeliveryError(
                 f"unexpected server reply: {describe_exception(exc)}", transient=True
             )
-        if isinstance(exc, ssl.SSLCertVerificationError):
-            return DeliveryError(
-                f"the server's TLS certificate is not trusted ({exc.verify_message}); "
-                "set ca_certificate if it is issued by a private CA"
-            )
-        if isinstance(exc, ssl.SSLError):
-            return DeliveryError(f"TLS error: {describe_exception(exc)}", transient=True)
-        return super()._failure(exc)
+        return tls_failure(exc) or super()._failure(exc)
 
 
 class FtpsDestination(FtpDestination):

@@ -11,30 +11,15 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping
 from typing import Any, BinaryIO, ClassVar
 from urllib.parse import urlsplit
 
 import httpx
 
-from destinations import hosts
-from destinations.base import (
-    BaseDestination,
-    Delivery,
-    DeliveryError,
-    Receipt,
-)
+from destinations.base import Delivery, DeliveryError, Receipt
 from destinations.fields import FieldReader
-from destinations.google_auth import (
-    GoogleApiError,
-    GoogleAuthError,
-    GoogleSession,
-    TokenSource,
-    api_error,
-    parse_service_account,
-    read_google_settings,
-    service_account_secrets,
-)
+from destinations.google_auth import GoogleSession, api_error, read_google_settings
+from destinations.google_destination import GoogleDestination
 from quarry.settings import Settings
 
 DEFAULT_API_BASE = "https://www.googleapis.com"
@@ -50,17 +35,13 @@ def _quote(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-class GoogleDriveDestination(BaseDestination):
+class GoogleDriveDestination(GoogleDestination):
     kind: ClassVar[str] = "google_drive"
+    scope: ClassVar[str] = DRIVE_SCOPE
+    service: ClassVar[str] = "Drive"
 
     @classmethod
-    def validate(
-        cls,
-        settings: Mapping[str, Any],
-        credentials: Mapping[str, Any],
-        app_settings: Settings,
-    ) -> dict[str, Any]:
-        fields = FieldReader(cls.kind, settings, credentials)
+    def _read_settings(cls, fields: FieldReader, app_settings: Settings) -> dict[str, Any]:
         folder_id = fields.text("folder_id", required=True, max_length=200)
         chunk_kib = fields.integer("chunk_size_kib", default=8192, minimum=256, maximum=262_144)
         common = read_google_settings(
@@ -70,37 +51,13 @@ class GoogleDriveDestination(BaseDestination):
             fields.error("folder_id", "must be a Drive folder id (the last part of its address)")
         if chunk_kib % 256:
             fields.error("chunk_size_kib", "must be a multiple of 256")
-        fields.raise_if_errors()
         return {"folder_id": folder_id, "chunk_size_kib": chunk_kib, **common}
 
     def target(self) -> str:
         return f"folder {self.settings['folder_id']}"
 
-    def secrets(self) -> list[str]:
-        return service_account_secrets(self._credentials)
-
-    _tokens: TokenSource | None = None
-    _client: httpx.Client | None = None
-
-    def _session(self) -> GoogleSession:
-        settings = self.settings
-        # Checked at every attempt: the addresses may resolve elsewhere than at apply time.
-        hosts.check_url(settings["api_base_url"], allow_private=self.allow_private_hosts)
-        hosts.check_url(settings["token_uri"], allow_private=self.allow_private_hosts)
-        if self._client is None:
-            self._client = httpx.Client(
-                timeout=float(settings["timeout_seconds"]), follow_redirects=False
-            )
-        if self._tokens is None:
-            self._tokens = TokenSource(
-                parse_service_account(self._credentials["service_account"]),
-                scopes=[DRIVE_SCOPE],
-                token_uri=settings["token_uri"],
-                client=self._client,
-                subject=settings.get("subject"),
-                protect=self.protect,
-            )
-        return GoogleSession(self._tokens, self._client)
+    def _shared_item(self) -> str:
+        return f"folder {self.settings['folder_id']}"
 
     def _deliver_once(self, delivery: Delivery, size: int, sha256: str) -> Receipt:
         api = self._session()
@@ -251,32 +208,6 @@ class GoogleDriveDestination(BaseDestination):
         if response.status_code in (404, 410):
             raise DeliveryError("the upload session expired", transient=True)
         raise self._refused(api_error(response))
-
-    def _refused(self, error: GoogleApiError) -> DeliveryError:
-        folder = self.settings["folder_id"]
-        if error.transient:
-            return DeliveryError(
-                f"Drive answered {error.status} ({error.message or error.reason})", transient=True
-            )
-        if error.status == 401:
-            return DeliveryError("Drive refused the access token; check the service account")
-        if error.status == 403:
-            return DeliveryError(
-                f"permission denied: share folder {folder} with the service account as an "
-                f"editor ({error.message or error.reason})"
-            )
-        if error.status == 404:
-            return DeliveryError(
-                f"folder {folder} was not found, or is not shared with the service account"
-            )
-        return DeliveryError(f"Drive refused the request ({error.status}: {error.message})")
-
-    def _failure(self, exc: Exception) -> DeliveryError:
-        if isinstance(exc, GoogleAuthError):
-            return DeliveryError(exc.reason, transient=exc.transient)
-        if isinstance(exc, httpx.TransportError):
-            return DeliveryError(f"connection lost ({type(exc).__name__})", transient=True)
-        return super()._failure(exc)
 
 
 def _received(response: httpx.Response) -> int:

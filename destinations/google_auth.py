@@ -242,10 +242,7 @@ def read_google_settings(
     subject = fields.text("subject", max_length=254)
     timeout = fields.integer("timeout_seconds", default=60, minimum=1, maximum=600)
     for name, url in (("api_base_url", api_base), ("token_uri", token_uri)):
-        if url and not fields.has_error(name):
-            problem = hosts.url_error(url, allow_private=allow_private)
-            if problem:
-                fields.error(name, problem)
+        fields.check(name, url, lambda value: hosts.url_error(value, allow_private=allow_private))
     if subject and "@" not in subject:
         fields.error("subject", "must be the email address of the user to act as")
     account = fields.raw_credential("service_account")

@@ -24,24 +24,10 @@ from typing import Any, ClassVar
 
 import httpx
 
-from destinations import hosts
-from destinations.base import (
-    BaseDestination,
-    Delivery,
-    DeliveryError,
-    Receipt,
-)
+from destinations.base import Delivery, DeliveryError, Receipt
 from destinations.fields import FieldReader
-from destinations.google_auth import (
-    GoogleApiError,
-    GoogleAuthError,
-    GoogleSession,
-    TokenSource,
-    api_error,
-    parse_service_account,
-    read_google_settings,
-    service_account_secrets,
-)
+from destinations.google_auth import GoogleSession, api_error, read_google_settings
+from destinations.google_destination import GoogleDestination
 from quarry.settings import Settings
 
 DEFAULT_API_BASE = "https://sheets.googleapis.com"
@@ -67,17 +53,13 @@ def _sheet_range(title: str, row: int) -> str:
     return "'" + title.replace("'", "''") + f"'!A{row}"
 
 
-class GoogleSheetsDestination(BaseDestination):
+class GoogleSheetsDestination(GoogleDestination):
     kind: ClassVar[str] = "google_sheets"
+    scope: ClassVar[str] = SHEETS_SCOPE
+    service: ClassVar[str] = "Sheets"
 
     @classmethod
-    def validate(
-        cls,
-        settings: Mapping[str, Any],
-        credentials: Mapping[str, Any],
-        app_settings: Settings,
-    ) -> dict[str, Any]:
-        fields = FieldReader(cls.kind, settings, credentials)
+    def _read_settings(cls, fields: FieldReader, app_settings: Settings) -> dict[str, Any]:
         spreadsheet_id = fields.text("spreadsheet_id", required=True, max_length=200)
         sheet = fields.text("sheet", default="Export", max_length=100) or "Export"
         common = read_google_settings(
@@ -91,36 +73,13 @@ class GoogleSheetsDestination(BaseDestination):
             fields.error(
                 "spreadsheet_id", "must be a spreadsheet id (the long part of its address)"
             )
-        fields.raise_if_errors()
         return {"spreadsheet_id": spreadsheet_id, "sheet": sheet, **common}
 
     def target(self) -> str:
         return f"spreadsheet {self.settings['spreadsheet_id']} sheet {self.settings['sheet']!r}"
 
-    def secrets(self) -> list[str]:
-        return service_account_secrets(self._credentials)
-
-    _tokens: TokenSource | None = None
-    _client: httpx.Client | None = None
-
-    def _session(self) -> GoogleSession:
-        settings = self.settings
-        hosts.check_url(settings["api_base_url"], allow_private=self.allow_private_hosts)
-        hosts.check_url(settings["token_uri"], allow_private=self.allow_private_hosts)
-        if self._client is None:
-            self._client = httpx.Client(
-                timeout=float(settings["timeout_seconds"]), follow_redirects=False
-            )
-        if self._tokens is None:
-            self._tokens = TokenSource(
-                parse_service_account(self._credentials["service_account"]),
-                scopes=[SHEETS_SCOPE],
-                token_uri=settings["token_uri"],
-                client=self._client,
-                subject=settings.get("subject"),
-                protect=self.protect,
-            )
-        return GoogleSession(self._tokens, self._client)
+    def _shared_item(self) -> str:
+        return f"spreadsheet {self.settings['spreadsheet_id']}"
 
     def _url(self, suffix: str = "") -> str:
         settings = self.settings
@@ -305,34 +264,6 @@ class GoogleSheetsDestination(BaseDestination):
                 "batches": str(batches),
             },
         )
-
-    def _refused(self, error: GoogleApiError) -> DeliveryError:
-        spreadsheet = self.settings["spreadsheet_id"]
-        if error.transient:
-            return DeliveryError(
-                f"Sheets answered {error.status} ({error.message or error.reason})",
-                transient=True,
-            )
-        if error.status == 401:
-            return DeliveryError("Sheets refused the access token; check the service account")
-        if error.status == 403:
-            return DeliveryError(
-                f"permission denied: share spreadsheet {spreadsheet} with the service account "
-                f"as an editor ({error.message or error.reason})"
-            )
-        if error.status == 404:
-            return DeliveryError(
-                f"spreadsheet {spreadsheet} was not found, or is not shared with the service "
-                "account"
-            )
-        return DeliveryError(f"Sheets refused the request ({error.status}: {error.message})")
-
-    def _failure(self, exc: Exception) -> DeliveryError:
-        if isinstance(exc, GoogleAuthError):
-            return DeliveryError(exc.reason, transient=exc.transient)
-        if isinstance(exc, httpx.TransportError):
-            return DeliveryError(f"connection lost ({type(exc).__name__})", transient=True)
-        return super()._failure(exc)
 
 
 def _cells(properties: Mapping[str, Any]) -> int:

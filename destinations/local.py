@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
@@ -31,13 +30,7 @@ class LocalDestination(BaseDestination):
     kind: ClassVar[str] = "local"
 
     @classmethod
-    def validate(
-        cls,
-        settings: Mapping[str, Any],
-        credentials: Mapping[str, Any],
-        app_settings: Settings,
-    ) -> dict[str, Any]:
-        fields = FieldReader(cls.kind, settings, credentials)
+    def _read_settings(cls, fields: FieldReader, app_settings: Settings) -> dict[str, Any]:
         folder = fields.text("folder", default=DEFAULT_FOLDER) or DEFAULT_FOLDER
         path = PurePosixPath(folder)
         if not fields.has_error("folder"):
@@ -46,7 +39,6 @@ class LocalDestination(BaseDestination):
                     fields.error("folder", "must be inside QUARRY_HOME")
             elif ".." in path.parts:
                 fields.error("folder", "must not contain '..'")
-        fields.raise_if_errors()
         return {"folder": folder}
 
     def folder(self) -> Path:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import boto3
@@ -65,13 +64,7 @@ class S3Destination(BaseDestination):
     kind: ClassVar[str] = "s3"
 
     @classmethod
-    def validate(
-        cls,
-        settings: Mapping[str, Any],
-        credentials: Mapping[str, Any],
-        app_settings: Settings,
-    ) -> dict[str, Any]:
-        fields = FieldReader(cls.kind, settings, credentials)
+    def _read_settings(cls, fields: FieldReader, app_settings: Settings) -> dict[str, Any]:
         bucket = fields.text("bucket", required=True, max_length=63)
         prefix = fields.text("prefix", default="", max_length=900) or ""
         region = fields.text("region", default="us-east-1", max_length=32) or "us-east-1"
@@ -90,10 +83,11 @@ class S3Destination(BaseDestination):
             fields.error("prefix", "must be a relative key prefix without '..'")
         if not _REGION.match(region):
             fields.error("region", "must be a region name such as eu-west-1")
-        if endpoint_url and not fields.has_error("endpoint_url"):
-            problem = hosts.url_error(endpoint_url, allow_private=app_settings.allow_private_hosts)
-            if problem:
-                fields.error("endpoint_url", problem)
+        fields.check(
+            "endpoint_url",
+            endpoint_url,
+            lambda url: hosts.url_error(url, allow_private=app_settings.allow_private_hosts),
+        )
         if encryption is not None and encryption not in ("AES256", "aws:kms"):
             fields.error("server_side_encryption", "must be 'AES256' or 'aws:kms'")
         if kms_key_id and encryption != "aws:kms":
@@ -103,7 +97,6 @@ class S3Destination(BaseDestination):
         fields.credential("access_key_id", required=True)
         fields.credential("secret_access_key", required=True)
         fields.credential("session_token")
-        fields.raise_if_errors()
         if prefix and not prefix.endswith("/"):
             prefix += "/"
         return {

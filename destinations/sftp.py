@@ -16,7 +16,6 @@ import base64
 import binascii
 import io
 import posixpath
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import paramiko
@@ -110,13 +109,7 @@ class SftpDestination(BaseDestination):
     kind: ClassVar[str] = "sftp"
 
     @classmethod
-    def validate(
-        cls,
-        settings: Mapping[str, Any],
-        credentials: Mapping[str, Any],
-        app_settings: Settings,
-    ) -> dict[str, Any]:
-        fields = FieldReader(cls.kind, settings, credentials)
+    def _read_settings(cls, fields: FieldReader, app_settings: Settings) -> dict[str, Any]:
         host = fields.host("host", allow_private=app_settings.allow_private_hosts)
         port = fields.integer("port", default=22, minimum=1, maximum=65535)
         folder = fields.text("folder", default=".") or "."
@@ -141,7 +134,6 @@ class SftpDestination(BaseDestination):
             except ValueError as exc:
                 fields.error("private_key", str(exc), section="credentials")
         del password
-        fields.raise_if_errors()
         return {
             "host": host,
             "port": port,

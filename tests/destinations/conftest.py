@@ -19,14 +19,15 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 from cryptography.fernet import Fernet
 
-from destinations.base import Delivery
+from destinations.base import BaseDestination, Delivery
 from destinations.retry import RetryPolicy
 from quarry.settings import Settings, load_settings
 from tests.destinations.servers import (
@@ -55,6 +56,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 FAST_RETRY = RetryPolicy(attempts=3, initial_wait=0.05, max_wait=0.2)
+
+DestinationT = TypeVar("DestinationT", bound=BaseDestination)
+
+
+def build_destination(
+    cls: type[DestinationT],
+    settings: Mapping[str, Any],
+    credentials: Mapping[str, Any],
+    app_settings: Settings,
+) -> DestinationT:
+    """A destination as an export run makes it (settings validated and normalised first),
+    retrying transient failures with FAST_RETRY."""
+    normalised = cls.validate(settings, credentials, app_settings)
+    return cls(normalised, credentials, app_settings, retry=FAST_RETRY)
 
 
 def server_failed(name: str, detail: str) -> None:

@@ -120,7 +120,39 @@ def _reset(sock: socket.socket) -> None:
     sock.close()
 
 
-class CuttingProxy:
+class _LoopbackListener:
+    """A listener on a free loopback port that hands each connection to `_handle` on a
+    background thread until closed. Subclasses set their own state before calling
+    `__init__`, which starts accepting."""
+
+    def __init__(self, *, poll_seconds: float) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(poll_seconds)
+        self.port = self._listener.getsockname()[1]
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while not self._closed.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self._handle(conn)
+
+    def _handle(self, conn: socket.socket) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self._closed.set()
+        self._listener.close()
+        self._thread.join(timeout=2)
+
+
+class CuttingProxy(_LoopbackListener):
     """Forwards loopback TCP connections to `target_port`. The first `cuts` connections
     that carry more than `cut_after` bytes from the client are reset at that point, as a
     connection lost mid-upload; later connections pass untouched."""
@@ -132,27 +164,15 @@ class CuttingProxy:
         self.connections = 0
         self.cut_count = 0
         self._lock = threading.Lock()
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self._listener.settimeout(0.2)
-        self.port = self._listener.getsockname()[1]
-        self._closed = threading.Event()
-        self._thread = threading.Thread(target=self._accept, daemon=True)
-        self._thread.start()
+        super().__init__(poll_seconds=0.2)
 
-    def _accept(self) -> None:
-        while not self._closed.is_set():
-            try:
-                client, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            with self._lock:
-                self.connections += 1
-                cut = self.cuts_left > 0
-                if cut:
-                    self.cuts_left -= 1
-            threading.Thread(target=self._pump, args=(client, cut), daemon=True).start()
+    def _handle(self, conn: socket.socket) -> None:
+        with self._lock:
+            self.connections += 1
+            cut = self.cuts_left > 0
+            if cut:
+                self.cuts_left -= 1
+        threading.Thread(target=self._pump, args=(conn, cut), daemon=True).start()
 
     def _pump(self, client: socket.socket, cut: bool) -> None:
         try:
@@ -190,37 +210,15 @@ class CuttingProxy:
                 else:
                     sock.close()
 
-    def close(self) -> None:
-        self._closed.set()
-        self._listener.close()
-        self._thread.join(timeout=2)
 
-
-class Tripwire:
+class Tripwire(_LoopbackListener):
     """A loopback listener that only counts connections: proof that a refused destination
     never connected."""
 
     def __init__(self) -> None:
         self.connections = 0
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self._listener.settimeout(0.1)
-        self.port = self._listener.getsockname()[1]
-        self._closed = threading.Event()
-        self._thread = threading.Thread(target=self._accept, daemon=True)
-        self._thread.start()
+        super().__init__(poll_seconds=0.1)
 
-    def _accept(self) -> None:
-        while not self._closed.is_set():
-            try:
-                conn, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            self.connections += 1
-            conn.close()
-
-    def close(self) -> None:
-        self._closed.set()
-        self._listener.close()
-        self._thread.join(timeout=2)
+    def _handle(self, conn: socket.socket) -> None:
+        self.connections += 1
+        conn.close()

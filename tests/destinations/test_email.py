@@ -6,6 +6,7 @@ import email
 import email.policy
 import re
 from email.message import EmailMessage
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,9 @@ from destinations.email import EmailDestination
 from quarry.errors import InvalidRequest
 from quarry.settings import Settings
 from tests.destinations.conftest import (
-    FAST_RETRY,
     REFUSED_RECIPIENT,
     SmtpServer,
+    build_destination,
     free_port,
     make_delivery,
 )
@@ -47,11 +48,7 @@ def mail_settings(
     }
 
 
-def build(
-    settings: dict[str, Any], credentials: dict[str, str], app_settings: Settings
-) -> EmailDestination:
-    normalised = EmailDestination.validate(settings, credentials, app_settings)
-    return EmailDestination(normalised, credentials, app_settings, retry=FAST_RETRY)
+build = partial(build_destination, EmailDestination)
 
 
 def received(server: SmtpServer, recipient: str) -> list[EmailMessage]:

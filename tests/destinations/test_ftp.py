@@ -12,7 +12,13 @@ from destinations.base import Delivery, DeliveryError
 from destinations.ftp import FtpDestination, FtpsDestination
 from quarry.errors import InvalidRequest
 from quarry.settings import Settings
-from tests.destinations.conftest import FAST_RETRY, FtpServer, free_port, make_delivery
+from tests.destinations.conftest import (
+    FAST_RETRY,
+    FtpServer,
+    build_destination,
+    free_port,
+    make_delivery,
+)
 
 
 @pytest.fixture
@@ -33,20 +39,6 @@ def ftps_settings(
     }
 
 
-def build(
-    cls: type[FtpDestination],
-    settings: dict[str, Any],
-    credentials: dict[str, str],
-    app_settings: Settings,
-) -> FtpDestination:
-    return cls(
-        cls.validate(settings, credentials, app_settings),
-        credentials,
-        app_settings,
-        retry=FAST_RETRY,
-    )
-
-
 def files_in(server: FtpServer, folder: str) -> list[str]:
     path = server.root / folder
     return sorted(p.name for p in path.iterdir()) if path.exists() else []
@@ -59,19 +51,25 @@ def ftps_folder(ftps_server: FtpServer, folder_name: str) -> str:
     return folder_name
 
 
-def test_ftps_delivers_byte_identical_file(
-    ftps_server: FtpServer,
-    tls: dict[str, str],
-    app_settings: Settings,
-    delivery: Delivery,
-    ftps_folder: str,
-) -> None:
-    destination = build(
+@pytest.fixture
+def destination(
+    ftps_server: FtpServer, tls: dict[str, str], app_settings: Settings, ftps_folder: str
+) -> FtpDestination:
+    """The ftps kind delivering into the test's folder as the user who may write there."""
+    return build_destination(
         FtpsDestination,
         ftps_settings(ftps_server, ftps_folder, tls),
         ftps_server.writer(),
         app_settings,
     )
+
+
+def test_ftps_delivers_byte_identical_file(
+    ftps_server: FtpServer,
+    destination: FtpDestination,
+    delivery: Delivery,
+    ftps_folder: str,
+) -> None:
     receipt = destination.deliver(delivery)
     stored = ftps_server.root / ftps_folder / "orders.csv"
     assert stored.read_bytes() == delivery.path.read_bytes()
@@ -91,7 +89,9 @@ def test_ftp_kind_defaults_to_tls(
     assert (
         FtpDestination.validate(settings, ftps_server.writer(), app_settings)["security"] == "tls"
     )
-    build(FtpDestination, settings, ftps_server.writer(), app_settings).deliver(delivery)
+    build_destination(FtpDestination, settings, ftps_server.writer(), app_settings).deliver(
+        delivery
+    )
     assert (
         ftps_server.root / ftps_folder / "orders.csv"
     ).read_bytes() == delivery.path.read_bytes()
@@ -99,17 +99,10 @@ def test_ftp_kind_defaults_to_tls(
 
 def test_retry_of_same_job_overwrites_its_file(
     ftps_server: FtpServer,
-    tls: dict[str, str],
-    app_settings: Settings,
+    destination: FtpDestination,
     tmp_path: Path,
     ftps_folder: str,
 ) -> None:
-    destination = build(
-        FtpsDestination,
-        ftps_settings(ftps_server, ftps_folder, tls),
-        ftps_server.writer(),
-        app_settings,
-    )
     destination.deliver(make_delivery(tmp_path / "a", 10_000, job_id="job-7"))
     second = make_delivery(tmp_path / "b", 20_000, job_id="job-7")
     destination.deliver(second)
@@ -129,11 +122,13 @@ def test_plain_ftp_only_when_asked(
     }
     # Without `security: none` the ftp kind insists on TLS, which this server lacks.
     with pytest.raises(DeliveryError) as failure:
-        build(FtpDestination, settings, ftp_server.writer(), app_settings).deliver(delivery)
+        build_destination(FtpDestination, settings, ftp_server.writer(), app_settings).deliver(
+            delivery
+        )
     assert "does not offer FTPS" in failure.value.reason
     assert files_in(ftp_server, folder_name) == []
 
-    plain = build(
+    plain = build_destination(
         FtpDestination, {**settings, "security": "none"}, ftp_server.writer(), app_settings
     )
     receipt = plain.deliver(delivery)
@@ -158,7 +153,9 @@ def test_untrusted_certificate(
     settings = ftps_settings(ftps_server, ftps_folder, tls)
     del settings["ca_certificate"]
     with pytest.raises(DeliveryError) as failure:
-        build(FtpsDestination, settings, ftps_server.writer(), app_settings).deliver(delivery)
+        build_destination(FtpsDestination, settings, ftps_server.writer(), app_settings).deliver(
+            delivery
+        )
     assert "certificate is not trusted" in failure.value.reason
     assert not failure.value.transient
     assert files_in(ftps_server, ftps_folder) == []
@@ -173,7 +170,7 @@ def test_bad_password(
 ) -> None:
     credentials = {"username": "writer", "password": "wrong-password"}
     with pytest.raises(DeliveryError) as failure:
-        build(
+        build_destination(
             FtpsDestination, ftps_settings(ftps_server, ftps_folder, tls), credentials, app_settings
         ).deliver(delivery)
     assert "login refused" in failure.value.reason
@@ -188,7 +185,7 @@ def test_permission_denied(
     delivery: Delivery,
     ftps_folder: str,
 ) -> None:
-    destination = build(
+    destination = build_destination(
         FtpsDestination,
         ftps_settings(ftps_server, ftps_folder, tls),
         ftps_server.reader(),
@@ -206,26 +203,21 @@ def test_server_down(
 ) -> None:
     settings = ftps_settings(ftps_server, "x", tls, port=free_port())
     with pytest.raises(DeliveryError) as failure:
-        build(FtpsDestination, settings, ftps_server.writer(), app_settings).deliver(delivery)
+        build_destination(FtpsDestination, settings, ftps_server.writer(), app_settings).deliver(
+            delivery
+        )
     assert "connection refused" in failure.value.reason
     assert failure.value.transient
 
 
 def test_data_connection_cut_mid_upload_is_retried(
     ftps_server: FtpServer,
-    tls: dict[str, str],
-    app_settings: Settings,
+    destination: FtpDestination,
     tmp_path: Path,
     ftps_folder: str,
 ) -> None:
     delivery = make_delivery(tmp_path, 3_000_000)
     ftps_server.faults.update(cuts=1, cut_after=500_000)
-    destination = build(
-        FtpsDestination,
-        ftps_settings(ftps_server, ftps_folder, tls),
-        ftps_server.writer(),
-        app_settings,
-    )
     destination.deliver(delivery)
     assert ftps_server.faults["cuts"] == 0
     assert (
@@ -236,19 +228,12 @@ def test_data_connection_cut_mid_upload_is_retried(
 
 def test_data_connection_cut_every_time_leaves_no_final_file(
     ftps_server: FtpServer,
-    tls: dict[str, str],
-    app_settings: Settings,
+    destination: FtpDestination,
     tmp_path: Path,
     ftps_folder: str,
 ) -> None:
     delivery = make_delivery(tmp_path, 3_000_000)
     ftps_server.faults.update(cuts=FAST_RETRY.attempts, cut_after=500_000)
-    destination = build(
-        FtpsDestination,
-        ftps_settings(ftps_server, ftps_folder, tls),
-        ftps_server.writer(),
-        app_settings,
-    )
     with pytest.raises(DeliveryError) as failure:
         destination.deliver(delivery)
     assert failure.value.transient

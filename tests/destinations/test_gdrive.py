@@ -15,10 +15,10 @@ from destinations.gdrive import GoogleDriveDestination
 from quarry.errors import InvalidRequest
 from quarry.settings import Settings
 from tests.destinations.conftest import (
-    FAST_RETRY,
     READONLY_FOLDER,
     WRITABLE_FOLDER,
     GoogleServer,
+    build_destination,
     free_port,
     make_delivery,
 )
@@ -42,10 +42,9 @@ def build(
     **extra: Any,
 ) -> GoogleDriveDestination:
     credentials = credentials or {"service_account": google.service_account}
-    settings = GoogleDriveDestination.validate(
-        drive_settings(google, **extra), credentials, app_settings
+    return build_destination(
+        GoogleDriveDestination, drive_settings(google, **extra), credentials, app_settings
     )
-    return GoogleDriveDestination(settings, credentials, app_settings, retry=FAST_RETRY)
 
 
 def files(google: GoogleServer) -> list[Any]:

@@ -14,7 +14,7 @@ from destinations.base import Delivery, DeliveryError
 from destinations.gsheets import GoogleSheetsDestination
 from quarry.errors import InvalidRequest
 from quarry.settings import Settings
-from tests.destinations.conftest import FAST_RETRY, GoogleServer, free_port
+from tests.destinations.conftest import GoogleServer, build_destination, free_port
 
 SPREADSHEET = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
 
@@ -32,10 +32,9 @@ def sheet_settings(google: GoogleServer, **extra: Any) -> dict[str, Any]:
 
 def build(google: GoogleServer, app_settings: Settings, **extra: Any) -> GoogleSheetsDestination:
     credentials = {"service_account": google.service_account}
-    settings = GoogleSheetsDestination.validate(
-        sheet_settings(google, **extra), credentials, app_settings
+    return build_destination(
+        GoogleSheetsDestination, sheet_settings(google, **extra), credentials, app_settings
     )
-    return GoogleSheetsDestination(settings, credentials, app_settings, retry=FAST_RETRY)
 
 
 def csv_delivery(folder: Path, rows: list[list[str]], job_id: str = "job-1") -> Delivery:

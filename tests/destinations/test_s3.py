@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +16,10 @@ from destinations.s3 import S3Destination
 from quarry.errors import InvalidRequest
 from quarry.settings import Settings
 from tests.destinations.conftest import (
-    FAST_RETRY,
     S3_BUCKET,
     S3_OTHER_BUCKET,
     S3Server,
+    build_destination,
     free_port,
     make_delivery,
 )
@@ -35,15 +36,7 @@ def s3_settings(server: S3Server, **extra: Any) -> dict[str, Any]:
     }
 
 
-def build(
-    settings: dict[str, Any], credentials: dict[str, str], app_settings: Settings
-) -> S3Destination:
-    return S3Destination(
-        S3Destination.validate(settings, credentials, app_settings),
-        credentials,
-        app_settings,
-        retry=FAST_RETRY,
-    )
+build = partial(build_destination, S3Destination)
 
 
 def stored(server: S3Server, key: str, bucket: str = S3_BUCKET) -> dict[str, Any] | None:

@@ -20,7 +20,6 @@ from destinations.s3 import S3Destination
 from destinations.sftp import SftpDestination
 from quarry.settings import Settings
 from tests.destinations.conftest import (
-    FAST_RETRY,
     S3_BUCKET,
     SFTP_USER,
     WRITABLE_FOLDER,
@@ -29,6 +28,7 @@ from tests.destinations.conftest import (
     S3Server,
     SmtpServer,
     SshServer,
+    build_destination,
     make_delivery,
 )
 
@@ -55,12 +55,7 @@ class Outcomes:
         app_settings: Settings,
         delivery: Delivery,
     ) -> None:
-        destination = cls(
-            cls.validate(settings, credentials, app_settings),
-            credentials,
-            app_settings,
-            retry=FAST_RETRY,
-        )
+        destination = build_destination(cls, settings, credentials, app_settings)
         try:
             receipt = destination.deliver(delivery)
         except DeliveryError as exc:

@@ -11,7 +11,13 @@ from destinations.base import Delivery, DeliveryError
 from destinations.sftp import SftpDestination
 from quarry.errors import InvalidRequest
 from quarry.settings import Settings
-from tests.destinations.conftest import FAST_RETRY, SFTP_USER, SshServer, make_delivery
+from tests.destinations.conftest import (
+    FAST_RETRY,
+    SFTP_USER,
+    SshServer,
+    build_destination,
+    make_delivery,
+)
 
 
 def settings_for(sshd: SshServer, folder: Path | None = None, **extra: Any) -> dict[str, Any]:
@@ -36,8 +42,9 @@ def password_credentials(sshd: SshServer) -> dict[str, str]:
 def build(
     sshd: SshServer, app_settings: Settings, credentials: dict[str, str], **settings: Any
 ) -> SftpDestination:
-    normalised = SftpDestination.validate(settings_for(sshd, **settings), credentials, app_settings)
-    return SftpDestination(normalised, credentials, app_settings, retry=FAST_RETRY)
+    return build_destination(
+        SftpDestination, settings_for(sshd, **settings), credentials, app_settings
+    )
 
 
 def remote_files(folder: Path) -> list[str]:
@@ -150,12 +157,7 @@ def test_server_down(app_settings: Settings, delivery: Delivery, sshd: SshServer
     from tests.destinations.conftest import free_port
 
     settings = settings_for(sshd, port=free_port())
-    destination = SftpDestination(
-        SftpDestination.validate(settings, key_credentials(sshd), app_settings),
-        key_credentials(sshd),
-        app_settings,
-        retry=FAST_RETRY,
-    )
+    destination = build_destination(SftpDestination, settings, key_credentials(sshd), app_settings)
     with pytest.raises(DeliveryError) as failure:
         destination.deliver(delivery)
     assert "connection refused" in failure.value.reason
