@@ -12,7 +12,7 @@ from api.middleware import ResponseHeadersMiddleware
 from api.openapi import build_openapi
 from api.problems import install_problem_handlers
 from api.ratelimit import build_limiter
-from api.routes import account, datasets, export_jobs, exports, health, records, stores
+from api.routes import account, datasets, export_jobs, exports, health, query, records, stores
 from quarry.settings import Settings, load_settings
 from registry.db import Registry
 from warehouse.reader import WarehouseReader
@@ -25,6 +25,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     stores.router,
     datasets.router,
     records.router,
+    query.router,
     exports.router,
     export_jobs.router,
 )

@@ -1,12 +1,16 @@
 """Response models, for /openapi.json only: responses are rendered by api/json.py (DuckDB's
-JSON for records), so these describe the bodies without building them per request."""
+JSON for records), so these describe the bodies without building them per request. The one
+request body, POST /v1/query's, is also validated with its model here."""
 
 from __future__ import annotations
 
+import zoneinfo
 from datetime import datetime
+from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+from pydantic_core import PydanticCustomError
 
 from warehouse.catalog import Dataset, FieldType
 
@@ -134,3 +138,78 @@ def page_model(ds: Dataset, record: type[BaseModel]) -> type[BaseModel]:
 
 def _class_name(ds: Dataset, suffix: str) -> str:
     return "".join(part.title() for part in ds.name.split("_")) + suffix
+
+
+# ---- POST /v1/query ----
+
+# Far above any real query (they run to a few hundred characters); a bound keeps a
+# multi-megabyte string out of the lexer.
+MAX_QUERY_LENGTH = 100_000
+
+
+@cache
+def _zones() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones())
+
+
+class QueryRequest(BaseModel):
+    """The body of POST /v1/query. Unknown fields are refused, not ignored."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    query: str = Field(
+        max_length=MAX_QUERY_LENGTH,
+        description="A query in the service's query language (docs/query-language.md).",
+    )
+    store_ids: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        description="Narrows the stores read to these ids, within the key's stores (never "
+        "wider). Omitted: every store the key can read.",
+    )
+    time_zone: str | None = Field(
+        default=None,
+        description="IANA zone the window, buckets and date filters use (a query's "
+        "WITH TIMEZONE wins). Omitted: the account's zone.",
+    )
+
+    @field_validator("time_zone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        # The same list the query language's WITH TIMEZONE accepts.
+        if value is not None and value not in _zones():
+            raise PydanticCustomError(
+                "time_zone", "'{zone}' is not an IANA time zone", {"zone": value}
+            )
+        return value
+
+
+class QueryColumn(BaseModel):
+    name: str = Field(description="The key of this column in each row and in `totals`.")
+    title: str
+    type: FieldType
+    role: Literal["dimension", "metric"]
+
+
+class QueryWindow(BaseModel):
+    gte: datetime = Field(description="Start of the window, inclusive (UTC).")
+    lt: datetime = Field(description="End of the window, exclusive (UTC).")
+
+
+class QueryResult(BaseModel):
+    """One flat table. Money is a JSON number with the exact digits of the amount, in
+    `currency`."""
+
+    columns: list[QueryColumn]
+    rows: list[dict[str, Any]] = Field(description="One object per row, keyed by column name.")
+    totals: dict[str, Any] | None = Field(
+        default=None,
+        description="One value per metric column; present only when the query says WITH TOTALS.",
+    )
+    currency: str = Field(description="ISO 4217 code the money columns are in.")
+    time_zone: str = Field(description="IANA zone the window was resolved in.")
+    window: QueryWindow
+    truncated: bool = Field(
+        default=False,
+        description="Present (true) only when the default row limit cut the result.",
+    )

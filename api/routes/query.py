@@ -1,0 +1,223 @@
+"""POST /v1/query: a query in the service's language, answered as one flat table.
+
+HTTP only: the body is read after the key checks, Accept picks JSON or CSV, and the query
+goes to warehouse.query in a worker thread (DuckDB blocks), through the app's result cache
+(api.query_cache). Query errors, timeouts and missing rates are domain errors that the one
+problem handler renders.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from api.auth import Principal, readable_stores
+from api.deps import NoParameters, ReaderDep, ReadPrincipal, RegistryDep
+from api.json import JSON_MEDIA_TYPE, json_response
+from api.openapi import AUTHENTICATED, problem_responses
+from api.query_cache import QueryCache, QueryKey, app_query_cache
+from api.schemas import QueryRequest, QueryResult
+from exports.csv_writer import csv_text
+from quarry.errors import InvalidRequest, QuarryError
+from registry.accounts import list_stores
+from registry.db import Registry
+from warehouse.query import Limits, StoreInfo, compile_query, run_query
+from warehouse.query import QueryResult as Result
+from warehouse.reader import WarehouseReader
+
+router = APIRouter(prefix="/v1", tags=["query"])
+
+CSV_MEDIA_TYPE = "text/csv"
+# What the endpoint can answer, in its order of preference when Accept ranks them equally.
+_OFFERS = (JSON_MEDIA_TYPE, CSV_MEDIA_TYPE)
+
+
+async def query_limits() -> Limits:
+    """The limits every query runs under: warehouse.query's defaults (30 s, about 100,000
+    result rows). A dependency so that tests can lower them; Settings has no field yet."""
+    return Limits()
+
+
+async def get_query_cache(request: Request) -> QueryCache:
+    return app_query_cache(request.app)
+
+
+LimitsDep = Annotated[Limits, Depends(query_limits)]
+CacheDep = Annotated[QueryCache, Depends(get_query_cache)]
+
+
+def negotiate(accept: str | None) -> str | None:
+    """The media type to answer with for an Accept header, or None when it allows neither
+    JSON nor CSV. Each offer takes the q of the most specific range matching it (RFC 9110,
+    12.5.1); the highest q wins, then the more specific match, then JSON."""
+    if accept is None or not accept.strip():
+        return JSON_MEDIA_TYPE
+    ranked: dict[str, tuple[float, int]] = {}
+    for item in accept.split(","):
+        media, *params = (part.strip() for part in item.split(";"))
+        media = media.lower()
+        q = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    q = min(max(float(value), 0.0), 1.0)
+                except ValueError:
+                    q = 0.0  # a range we cannot read grants nothing
+        for offer in _OFFERS:
+            if media == offer:
+                specificity = 2
+            elif media == offer.split("/")[0] + "/*":
+                specificity = 1
+            elif media == "*/*":
+                specificity = 0
+            else:
+                continue
+            if specificity > ranked.get(offer, (0.0, -1))[1]:
+                ranked[offer] = (q, specificity)
+    acceptable = [(q, spec, -_OFFERS.index(o), o) for o, (q, spec) in ranked.items() if q > 0]
+    return max(acceptable)[3] if acceptable else None
+
+
+async def read_body(request: Request) -> QueryRequest:
+    """The JSON body, validated here rather than by FastAPI, which parses a body before
+    any dependency runs: a broken body would then answer 400 before the key's 401 and
+    without costing the key a request (docs/api.md: the request is checked last)."""
+    content_type = request.headers.get("content-type")
+    raw = await request.body()
+    if content_type is not None:
+        media = content_type.split(";")[0].strip().lower()
+        if media != JSON_MEDIA_TYPE and not media.endswith("+json"):
+            message = "send a JSON object with Content-Type: application/json"
+            raise InvalidRequest(f"body: {message}", errors=[{"field": "body", "message": message}])
+    try:
+        return QueryRequest.model_validate_json(raw)
+    except ValidationError as exc:
+        # The one handler of validation errors renders them: {field, message} per error.
+        raise RequestValidationError(
+            [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
+        ) from exc
+
+
+_RESPONSES: dict[int | str, dict[str, Any]] = {
+    **problem_responses(*AUTHENTICATED, 406, 504),
+    200: {
+        "description": "The Query result; with `Accept: text/csv`, the same rows as CSV "
+        "under a header of column titles (no totals row).",
+        "content": {CSV_MEDIA_TYPE: {"schema": {"type": "string"}}},
+    },
+}
+_RESPONSES[400]["description"] = (
+    "Invalid request (the body; `errors[]` has {field, message}) or Invalid query "
+    "(`errors[]` has {line, column, message, severity}, every problem of the query)."
+)
+_RESPONSES[406]["description"] = "Not acceptable: Accept allows neither JSON nor CSV."
+_RESPONSES[500]["description"] = "Internal error, or Missing exchange rate."
+_RESPONSES[504]["description"] = "Query timed out: the query ran past its time limit."
+
+
+@router.post(
+    "/query",
+    response_model=QueryResult,
+    responses=_RESPONSES,
+    summary="Run a query",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {JSON_MEDIA_TYPE: {"schema": QueryRequest.model_json_schema()}},
+        }
+    },
+)
+async def post_query(
+    request: Request,
+    principal: ReadPrincipal,
+    registry: RegistryDep,
+    reader: ReaderDep,
+    limits: LimitsDep,
+    cache: CacheDep,
+    _: NoParameters,
+) -> Response:
+    """Runs a query over every store the key can read (narrowed by `store_ids`) and
+    answers one flat table: JSON by default, CSV with `Accept: text/csv`."""
+    media_type = negotiate(request.headers.get("accept"))
+    if media_type is None:
+        raise QuarryError(
+            f"this endpoint answers {' or '.join(_OFFERS)}; the Accept header allows neither",
+            status=406,
+            title="Not acceptable",
+        )
+    body = await read_body(request)
+    store_ids = readable_stores(principal, body.store_ids)
+    result = await run_in_threadpool(
+        _result, body, principal, store_ids, registry, reader, limits, cache
+    )
+    return await run_in_threadpool(_render, result, media_type)
+
+
+def _result(
+    body: QueryRequest,
+    principal: Principal,
+    store_ids: tuple[str, ...],
+    registry: Registry,
+    reader: WarehouseReader,
+    limits: Limits,
+    cache: QueryCache,
+) -> Result:
+    # A short session of its own: the registry connection goes back to the pool before a
+    # query that may run for many seconds.
+    readable = set(principal.store_ids)
+    with registry.session() as session:
+        stores = {
+            s.id: StoreInfo(s.name, s.currency, s.timezone)
+            for s in list_stores(session, principal.account_id)
+            if s.id in readable
+        }
+    context: dict[str, Any] = {
+        "stores": stores,
+        "account_currency": principal.currency,
+        "account_timezone": principal.timezone,
+        "time_zone": body.time_zone,
+        "store_ids": store_ids,
+        "now": datetime.now(UTC),  # one instant for the key and the run
+    }
+    # Checked before any warehouse read: an invalid query costs no snapshot.
+    plan = compile_query(body.query, **context)
+    snapshot = reader.snapshot(store_ids)
+    key = QueryKey.of(
+        snapshot=snapshot.key,
+        query=body.query,
+        stores=stores,
+        store_ids=store_ids,
+        account_currency=principal.currency,
+        account_timezone=principal.timezone,
+        time_zone=body.time_zone,
+        plan=plan,
+        limits=limits,
+    )
+    result = cache.get(key)
+    if result is None:
+        with reader.connect(snapshot) as cursor:
+            result = run_query(cursor, body.query, **context, limits=limits)
+        cache.put(key, result)
+    return result
+
+
+def _render(result: Result, media_type: str) -> Response:
+    # The body depends on Accept: say so to any cache in between (no-store aside).
+    headers = {"Vary": "Accept"}
+    if media_type == CSV_MEDIA_TYPE:
+        names = [c["name"] for c in result.columns]
+        text = csv_text(
+            [c["title"] for c in result.columns],
+            ([row.get(name) for name in names] for row in result.rows),
+        )
+        return Response(text.encode(), media_type=CSV_MEDIA_TYPE, headers=headers)
+    response = json_response(result.public())
+    response.headers.update(headers)
+    return response

@@ -1,0 +1,506 @@
+"""POST /v1/query through HTTP, on an account of its own in the API test world.
+
+Account "Query" (USD, America/New_York) has three stores in three currencies; its sales
+are written with the warehouse writer and rates with upsert_rows, like a sync. The figures
+below are worked out by hand:
+
+| order | store        | at (UTC)         | total                   | rate (units per USD) |
+|-------|--------------|------------------|-------------------------|----------------------|
+| o1    | Main Street  | 2024-03-05 15:00 | 100.10 USD              |                      |
+| o2    | Main Street  | 2024-03-06 15:00 | 0.20 USD                |                      |
+| o3    | Berlin Shop  | 2024-03-05 10:00 | 50.00 EUR               | 0.92 on 03-05        |
+| o4    | hostile name | 2024-03-06 03:00 | 1000 JPY                | 150 on 03-04 only    |
+| o5    | Main Street  | 2024-03-20 15:00 | 9007199254740993.01 USD | (above 2^53)         |
+
+Factors to USD are 1/rate kept to 12 places (1.086956521739 and 0.006666666667, o4 taking
+the latest rate before its Tokyo date 03-06); converted amounts are summed exactly and
+rounded once: o3 is 54.34782608695, o4 6.666666667, so 2024-03-05..06 in New York is
+100.10 + 0.20 + 54.34782608695 + 6.666666667 = 161.31449275395 -> 161.31, while the rows
+by store round to 100.30 + 54.35 + 6.67 = 161.32.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from collections.abc import Iterator
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+import duckdb
+import httpx
+import pyarrow as pa
+import pytest
+from anyio.from_thread import BlockingPortal
+
+from api.routes.query import query_limits
+from tests.api.conftest import Client, assert_problem, field_errors
+from tests.api.expect import decode
+from tests.api.query_world import (
+    QueryAccount,
+    StoreSpec,
+    add_account,
+    sale,
+    write_rates,
+    write_sales,
+)
+from tests.api.world import World
+from warehouse.query import Limits
+from warehouse.schemas import SALES
+
+HOSTILE_STORE = '=HYPERLINK("http://x","y")'
+HOSTILE_PRODUCT = "=cmd|' /C calc'!A0"
+MARCH_5_6 = "SINCE 2024-03-05 UNTIL 2024-03-06"
+BIG = "9007199254740993.01"
+
+
+@pytest.fixture(scope="module")
+def q(world: World) -> QueryAccount:
+    account = add_account(
+        world,
+        "Query",
+        "USD",
+        "America/New_York",
+        {
+            "st_q_us": StoreSpec("Main Street", "USD", "America/New_York"),
+            "st_q_eu": StoreSpec("Berlin Shop", "EUR", "Europe/Berlin"),
+            "st_q_jp": StoreSpec(HOSTILE_STORE, "JPY", "Asia/Tokyo"),
+        },
+        {
+            "all": (["read_data"], None),
+            "us": (["read_data"], ["st_q_us"]),
+            "exports": (["exports"], None),
+        },
+    )
+    rates = write_rates(
+        world, [(date(2024, 3, 5), "EUR", "0.92"), (date(2024, 3, 4), "JPY", "150")]
+    )
+    us = [
+        sale(account, "st_q_us", "o1", "2024-03-05T15:00:00Z", "100.10"),
+        sale(account, "st_q_us", "o2", "2024-03-06T15:00:00Z", "0.20", product_title="Tee"),
+        sale(account, "st_q_us", "o5", "2024-03-20T15:00:00Z", BIG, product_title="Tee"),
+    ]
+    write_sales(world, "st_q_us", us, rates)
+    write_sales(
+        world, "st_q_eu", [sale(account, "st_q_eu", "o3", "2024-03-05T10:00:00Z", "50")], rates
+    )
+    jp = [
+        sale(
+            account, "st_q_jp", "o4", "2024-03-06T03:00:00Z", "1000", product_title=HOSTILE_PRODUCT
+        )
+    ]
+    write_sales(world, "st_q_jp", jp, rates)
+    return account
+
+
+def post(
+    client: Client, key: str | None, body: Any, accept: str | None = None, **kwargs: Any
+) -> httpx.Response:
+    headers = {"Accept": accept} if accept else {}
+    return client.request("POST", "/v1/query", key=key, json=body, headers=headers, **kwargs)
+
+
+def answer(client: Client, key: str, query: str, **body: Any) -> dict[str, Any]:
+    response = post(client, key, {"query": query, **body})
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/json"
+    return decode(response.text)
+
+
+# ---- answers ----
+
+
+def test_total_sales_is_exact_across_currencies(client: Client, q: QueryAccount) -> None:
+    response = post(client, q.keys["all"], {"query": f"FROM sales SHOW total_sales {MARCH_5_6}"})
+    assert response.status_code == 200, response.text
+    assert response.headers["cache-control"] == "no-store"
+    body = decode(response.text)
+    assert body == {
+        "columns": [
+            {"name": "total_sales", "title": "Total sales", "type": "money", "role": "metric"}
+        ],
+        "rows": [{"total_sales": Decimal("161.31")}],
+        "currency": "USD",
+        "time_zone": "America/New_York",
+        "window": {"gte": "2024-03-05T05:00:00Z", "lt": "2024-03-07T05:00:00Z"},
+    }
+    assert '"rows":[{"total_sales":161.31}]' in response.text  # a number, cents kept
+
+
+def test_money_beyond_float_precision_keeps_every_digit(client: Client, q: QueryAccount) -> None:
+    response = post(
+        client, q.keys["all"], {"query": "FROM sales SHOW total_sales DURING 2024-03-20"}
+    )
+    assert response.status_code == 200, response.text
+    assert f'"total_sales":{BIG}' in response.text
+
+
+def test_totals_only_when_asked_and_computed_not_summed(client: Client, q: QueryAccount) -> None:
+    query = f"FROM sales SHOW total_sales GROUP BY store {MARCH_5_6}"
+    plain = answer(client, q.keys["all"], query)
+    assert "totals" not in plain and "truncated" not in plain
+    body = answer(client, q.keys["all"], query + " WITH TOTALS")
+    assert body["rows"] == [
+        {"store": "Main Street", "total_sales": Decimal("100.30")},
+        {"store": "Berlin Shop", "total_sales": Decimal("54.35")},
+        {"store": HOSTILE_STORE, "total_sales": Decimal("6.67")},
+    ]
+    # The engine's figure over the window, not the sum of the rounded rows (161.32).
+    assert body["totals"] == {"total_sales": Decimal("161.31")}
+
+
+def test_time_zone_defaults_to_the_account_and_is_echoed(client: Client, q: QueryAccount) -> None:
+    query = f"FROM sales SHOW total_sales {MARCH_5_6}"
+    tokyo = answer(client, q.keys["all"], query, time_zone="Asia/Tokyo")
+    # Tokyo's 03-05..06 ends at 2024-03-06T15:00Z, so o2 (at exactly that instant) is out.
+    assert tokyo["time_zone"] == "Asia/Tokyo"
+    assert tokyo["window"] == {"gte": "2024-03-04T15:00:00Z", "lt": "2024-03-06T15:00:00Z"}
+    assert tokyo["rows"] == [{"total_sales": Decimal("161.11")}]
+    # WITH TIMEZONE in the query wins over the body's zone.
+    berlin = answer(
+        client, q.keys["all"], query + " WITH TIMEZONE 'Europe/Berlin'", time_zone="Asia/Tokyo"
+    )
+    assert berlin["time_zone"] == "Europe/Berlin"
+    assert berlin["window"] == {"gte": "2024-03-04T23:00:00Z", "lt": "2024-03-06T23:00:00Z"}
+
+
+def test_store_ids_narrow_within_the_key(client: Client, q: QueryAccount) -> None:
+    query = f"FROM sales SHOW total_sales {MARCH_5_6}"
+    body = answer(client, q.keys["all"], query, store_ids=["st_q_us"])
+    assert body["rows"] == [{"total_sales": Decimal("100.30")}]
+    body = answer(client, q.keys["all"], query, store_ids=["st_q_eu", "st_q_jp", "st_q_eu"])
+    assert body["rows"] == [{"total_sales": Decimal("61.01")}]
+    # A key limited to one store reads only it.
+    assert answer(client, q.keys["us"], query)["rows"] == [{"total_sales": Decimal("100.30")}]
+
+
+@pytest.mark.parametrize("store_id", ["st_q_eu", "st_a1", "st_nowhere"])
+def test_store_ids_out_of_scope_or_unknown_are_the_same_400(
+    client: Client, q: QueryAccount, store_id: str
+) -> None:
+    """Another store of the account (outside the key), another account's store and a
+    store that does not exist: one answer, naming store_ids, as on the record endpoints."""
+    response = post(
+        client, q.keys["us"], {"query": "FROM sales SHOW total_sales", "store_ids": [store_id]}
+    )
+    body = assert_problem(response, 400, "Invalid request")
+    assert body["errors"] == [
+        {"field": "store_ids", "message": f"{store_id!r} is not a store this key can read"}
+    ]
+    records = client.get("/v1/orders", key=q.keys["us"], params={"store_ids": store_id})
+    assert decode(records.text)["errors"] == body["errors"]
+
+
+def test_store_in_by_name(client: Client, q: QueryAccount) -> None:
+    query = f"FROM sales SHOW total_sales WHERE store IN ('Main Street', 'berlin shop') {MARCH_5_6}"
+    body = answer(client, q.keys["all"], query)
+    assert body["rows"] == [{"total_sales": Decimal("154.65")}]  # 100.30 + 54.34782608695
+    # The body's store_ids and WHERE store intersect.
+    body = answer(client, q.keys["all"], query, store_ids=["st_q_eu", "st_q_jp"])
+    assert body["rows"] == [{"total_sales": Decimal("54.35")}]
+
+
+def test_an_unreadable_store_name_is_an_unknown_one(client: Client, q: QueryAccount) -> None:
+    def diagnostics(key: str, name: str) -> list[dict[str, Any]]:
+        response = post(
+            client, key, {"query": f"FROM sales SHOW total_sales WHERE store = '{name}'"}
+        )
+        return assert_problem(response, 400, "Invalid query")["errors"]
+
+    unknown = diagnostics(q.keys["us"], "Berlin Shoq")
+    # The account's store outside the key, and another account's store.
+    for name in ("Berlin Shop", "Europa"):
+        assert diagnostics(q.keys["us"], name) == [
+            {**unknown[0], "message": unknown[0]["message"].replace("Berlin Shoq", name)}
+        ]
+    assert unknown[0]["message"] == "Unknown store 'Berlin Shoq'."  # no hint at hidden names
+    # With the key that reads it, the same typo gets a hint.
+    hinted = diagnostics(q.keys["all"], "Berlin Shoq")
+    assert hinted[0]["message"] == "Unknown store 'Berlin Shoq'. Did you mean 'Berlin Shop'?"
+
+
+def test_default_limit_cuts_and_says_truncated(client: Client, q: QueryAccount) -> None:
+    query = "FROM sales SHOW total_sales TIMESERIES hour SINCE 2024-03-01 UNTIL 2024-04-30"
+    body = answer(client, q.keys["all"], query)
+    assert len(body["rows"]) == 1000 and body["truncated"] is True
+    assert "truncated" not in answer(client, q.keys["all"], query + " LIMIT 1000")
+
+
+# ---- CSV ----
+
+
+def test_csv_is_the_same_table_with_titles(client: Client, q: QueryAccount) -> None:
+    query = (
+        f"FROM sales SHOW total_sales, orders GROUP BY store, product_title {MARCH_5_6} WITH TOTALS"
+    )
+    data = answer(client, q.keys["all"], query)
+    response = post(client, q.keys["all"], {"query": query}, accept="text/csv")
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "text/csv; charset=utf-8"
+    assert response.headers["cache-control"] == "no-store"
+    assert response.text.endswith("\r\n")
+    header, *rows = list(csv.reader(io.StringIO(response.text, newline="")))
+    assert header == [c["title"] for c in data["columns"]]
+    assert header == ["Store", "Product title", "Total sales", "Orders"]
+    assert len(rows) == len(data["rows"])  # no totals row
+    neutral = {HOSTILE_STORE: "'" + HOSTILE_STORE, HOSTILE_PRODUCT: "'" + HOSTILE_PRODUCT}
+    expected = [
+        [neutral.get(v, v) if isinstance(v, str) else str(v) for v in row.values()]
+        for row in data["rows"]
+    ]
+    assert rows == expected
+    assert ["'" + HOSTILE_STORE, "'" + HOSTILE_PRODUCT, "6.67", "1"] in rows
+
+
+@pytest.mark.parametrize(
+    ("accept", "media_type"),
+    [
+        ("text/csv", "text/csv"),
+        ("text/*", "text/csv"),
+        ("text/csv, */*;q=0.8", "text/csv"),
+        ("application/json;q=0.5, text/csv", "text/csv"),
+        ("*/*", "application/json"),
+        ("text/csv;q=0.5, application/json", "application/json"),
+        ("text/csv, application/json", "application/json"),
+        ("application/xml, */*;q=0.1", "application/json"),
+    ],
+)
+def test_accept_picks_json_or_csv(
+    client: Client, q: QueryAccount, accept: str, media_type: str
+) -> None:
+    response = post(client, q.keys["all"], {"query": "FROM sales SHOW total_sales"}, accept=accept)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].split(";")[0] == media_type
+    assert response.headers["vary"] == "Accept"
+
+
+@pytest.mark.parametrize("accept", ["application/xml", "text/csv;q=0, application/json;q=0"])
+def test_accept_it_cannot_answer_is_406(client: Client, q: QueryAccount, accept: str) -> None:
+    response = post(client, q.keys["all"], {"query": "FROM sales SHOW total_sales"}, accept=accept)
+    body = assert_problem(response, 406, "Not acceptable")
+    assert "application/json or text/csv" in body["detail"]
+
+
+# ---- errors ----
+
+
+def test_every_diagnostic_in_one_400(client: Client, q: QueryAccount) -> None:
+    query = "FROM sales\nSHOW total_sale\nWHERE store = 'Nowhere' SINCE yesteday"
+    response = post(client, q.keys["all"], {"query": query}, accept="text/csv")
+    body = assert_problem(response, 400, "Invalid query")
+    assert body["errors"] == [
+        {
+            "line": 2,
+            "column": 6,
+            "message": "Unknown field 'total_sale' in sales. Did you mean 'total_sales'?",
+            "severity": "error",
+        },
+        {"line": 3, "column": 15, "message": "Unknown store 'Nowhere'.", "severity": "error"},
+        {
+            "line": 3,
+            "column": 31,
+            "message": "Unknown date range 'yesteday'. Did you mean 'yesterday'?",
+            "severity": "error",
+        },
+    ]
+
+
+@pytest.mark.parametrize("query", ["", "   \n\t", "-- nothing here\n/* at all */"])
+def test_empty_query_is_an_invalid_query(client: Client, q: QueryAccount, query: str) -> None:
+    body = assert_problem(post(client, q.keys["all"], {"query": query}), 400, "Invalid query")
+    assert body["errors"] == [
+        {"line": 1, "column": 1, "message": "The query is empty.", "severity": "error"}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "fields"),
+    [
+        ({}, ["query"]),
+        ({"query": None}, ["query"]),
+        ({"query": 5}, ["query"]),
+        ({"query": ["FROM sales"]}, ["query"]),
+        ({"query": "FROM sales SHOW total_sales", "store_ids": "st_q_us"}, ["store_ids"]),
+        ({"query": "FROM sales SHOW total_sales", "store_ids": [1]}, ["store_ids.0"]),
+        ({"query": "FROM sales SHOW total_sales", "store_ids": []}, ["store_ids"]),
+        ({"query": "FROM sales SHOW total_sales", "time_zone": "Mars/Olympus"}, ["time_zone"]),
+        ({"query": "FROM sales SHOW total_sales", "time_zone": 1}, ["time_zone"]),
+        ({"query": "FROM sales SHOW total_sales", "limit": 5}, ["limit"]),
+        ({"query": "x" * 100_001}, ["query"]),
+        (
+            {"query": 1, "time_zone": "Nowhere/At_All", "extra": True},
+            ["query", "time_zone", "extra"],
+        ),
+        ([], ["body"]),
+        ("FROM sales SHOW total_sales", ["body"]),
+    ],
+)
+def test_malformed_body_names_each_field(
+    client: Client, q: QueryAccount, body: Any, fields: list[str]
+) -> None:
+    problem = assert_problem(post(client, q.keys["all"], body), 400, "Invalid request")
+    assert field_errors(problem) == fields
+
+
+@pytest.mark.parametrize(
+    ("content", "content_type"),
+    [
+        (b"", "application/json"),
+        (b"{", "application/json"),
+        (b'{"query": "FROM sales SHOW total_sales"}', "text/plain"),
+        (b"query=FROM+sales", "application/x-www-form-urlencoded"),
+    ],
+)
+def test_body_that_is_not_json_is_400(
+    client: Client, q: QueryAccount, content: bytes, content_type: str
+) -> None:
+    response = client.request(
+        "POST",
+        "/v1/query",
+        key=q.keys["all"],
+        content=content,
+        headers={"Content-Type": content_type},
+    )
+    assert field_errors(assert_problem(response, 400, "Invalid request")) == ["body"]
+
+
+def test_query_parameters_are_refused(client: Client, q: QueryAccount) -> None:
+    response = post(
+        client,
+        q.keys["all"],
+        {"query": "FROM sales SHOW total_sales"},
+        params={"store_ids": "st_q_us"},
+    )
+    assert field_errors(assert_problem(response, 400, "Invalid request")) == ["store_ids"]
+
+
+def test_key_checks_come_before_the_body(client: Client, world: World, q: QueryAccount) -> None:
+    broken = {"content": b"{", "headers": {"Content-Type": "application/json"}}
+    assert_problem(client.request("POST", "/v1/query", **broken), 401, "Unauthorized")
+    revoked = client.request("POST", "/v1/query", key=world.keys["a_revoked"], **broken)
+    assert_problem(revoked, 401, "Unauthorized")
+    query = {"query": "FROM sales SHOW total_sales"}
+    assert_problem(post(client, q.keys["exports"], query), 403, "Insufficient scope")
+    assert_problem(post(client, world.keys["c_all"], query), 403, "Plan upgrade required")
+    assert_problem(post(client, q.keys["exports"], {}), 403, "Insufficient scope")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="warehouse.query's parser and date arithmetic raise ValueError/OverflowError "
+    "for impossible dates and huge offsets: a 500 until they report a diagnostic",
+)
+@pytest.mark.parametrize(
+    "when",
+    ["SINCE 2024-02-30", "SINCE 2024-13-01", "SINCE 2024-01-31T25:00:00", "SINCE -999999999d"],
+)
+def test_impossible_dates_are_invalid_queries(client: Client, q: QueryAccount, when: str) -> None:
+    response = post(client, q.keys["all"], {"query": f"FROM sales SHOW total_sales {when}"})
+    assert_problem(response, 400, "Invalid query")
+
+
+def test_missing_exchange_rate_is_a_problem(client: Client, q: QueryAccount) -> None:
+    query = f"FROM sales SHOW total_sales {MARCH_5_6} WITH CURRENCY 'GBP'"
+    assert_problem(post(client, q.keys["all"], {"query": query}), 500, "Missing exchange rate")
+
+
+def test_rate_limit_headers_and_charge(make_client: Any, q: QueryAccount) -> None:
+    limited = make_client(rate_limit="2/3600")
+    query = {"query": "FROM sales SHOW total_sales"}
+    first = post(limited, q.keys["all"], query)
+    assert first.status_code == 200
+    assert first.headers["x-ratelimit-limit"] == "2"
+    assert first.headers["x-ratelimit-remaining"] == "1"
+    # A broken body still costs the key its request.
+    assert post(limited, q.keys["all"], {}).status_code == 400
+    refused = post(limited, q.keys["all"], query)
+    assert_problem(refused, 429, "Too many requests")
+    assert refused.headers["retry-after"]
+
+
+def test_openapi_documents_the_endpoint(client: Client) -> None:
+    operation = client.get("/openapi.json").json()["paths"]["/v1/query"]["post"]
+    body = operation["requestBody"]["content"]["application/json"]["schema"]
+    assert body["required"] == ["query"] and body["additionalProperties"] is False
+    assert set(body["properties"]) == {"query", "store_ids", "time_zone"}
+    responses = operation["responses"]
+    assert set(responses["200"]["content"]) == {"application/json", "text/csv"}
+    for status in ("400", "401", "403", "406", "429", "504"):
+        assert set(responses[status]["content"]) == {"application/problem+json"}, status
+
+
+# ---- time limit and the event loop ----
+
+
+@pytest.fixture(scope="module")
+def slow(world: World) -> Iterator[QueryAccount]:
+    """An account whose one store has 500,000 sales: enough for DuckDB to take a second
+    over distinct counts and medians, written in about one."""
+    account = add_account(
+        world,
+        "Slow",
+        "USD",
+        "UTC",
+        {"st_q_slow": StoreSpec("Big", "USD", "UTC")},
+        {"all": (["read_data"], None)},
+    )
+    generated = duckdb.sql(
+        "SELECT 'e' || i AS id, 'st_q_slow' AS store_id, 'o' || i AS order_id, "
+        "'order' AS event_type, TIMESTAMPTZ '2024-03-05 12:00:00+00' AS happened_at, "
+        "TIMESTAMP '2024-03-05 12:00:00' AS happened_at_store, "
+        "TIMESTAMP '2024-03-05 12:00:00' AS happened_at_account, 'USD' AS currency, "
+        "'c' || i AS customer_id, 'product ' || (i % 5000) AS product_title, "
+        "(i % 997)::DECIMAL(18, 2) AS total_sales FROM range(500000) t(i)"
+    ).to_arrow_table()
+    size = generated.num_rows
+    columns = {
+        f.name: generated[f.name] if f.name in generated.column_names else pa.nulls(size, f.type)
+        for f in SALES.schema
+    }
+    write_sales(world, "st_q_slow", pa.table(columns).cast(SALES.schema), full=True)
+    yield account
+
+
+SLOW_QUERY = (
+    "FROM sales SHOW customers, orders, median(total_sales), count_distinct(product_title) "
+    "SINCE 2024-03-01 UNTIL 2024-03-31 COMPARE TO 2024-03-01 UNTIL 2024-03-31 WITH TOTALS"
+)
+
+
+def test_timeout_is_504_and_the_app_keeps_answering(make_client: Any, slow: QueryAccount) -> None:
+    fast = make_client()
+
+    async def tiny() -> Limits:
+        return Limits(timeout_seconds=0.05)
+
+    fast.app.dependency_overrides[query_limits] = tiny
+    response = post(fast, slow.keys["all"], {"query": SLOW_QUERY})
+    body = assert_problem(response, 504, "Query timed out")
+    assert "errors" not in body
+    # The interrupted cursor is closed with its request: the next query runs.
+    fast.app.dependency_overrides.clear()
+    small = post(fast, slow.keys["all"], {"query": "FROM sales SHOW total_sales DURING 2024-03-04"})
+    assert small.status_code == 200, small.text
+
+
+def test_a_running_query_leaves_the_event_loop_free(
+    client: Client, portal: BlockingPortal, slow: QueryAccount
+) -> None:
+    started = time.monotonic()
+    running = portal.start_task_soon(
+        lambda: client._client.post(
+            "/v1/query",
+            json={"query": SLOW_QUERY},
+            headers={"Authorization": f"Bearer {slow.keys['all']}"},
+        )
+    )
+    time.sleep(0.1)  # the query is in DuckDB by now
+    asked = time.monotonic()
+    assert client.get("/healthz").status_code == 200
+    health = time.monotonic() - asked
+    assert running.result(timeout=60).status_code == 200
+    query = time.monotonic() - started
+    # Blocked, health would wait for the rest of the query.
+    assert query > 0.5 and health < query / 4
