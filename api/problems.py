@@ -22,6 +22,9 @@ _TITLES = {404: "Not found", 405: "Method not allowed", 500: "Internal error"}
 # A server error's own message may name paths or hosts; the client gets this instead and
 # the log gets the real one.
 INTERNAL_DETAIL = "The server could not answer this request; the error has been logged."
+# Server statuses whose detail we write ourselves and which hold no secrets: a dependency
+# being down (503) and a query past its time limit, which names the limit (504).
+_PUBLIC_SERVER_DETAILS = (503, 504)
 
 logger = logging.getLogger("api.errors")
 
@@ -33,7 +36,8 @@ def problem_type(title: str) -> str:
 
 
 def problem_body(error: QuarryError, instance: str | None) -> dict[str, Any]:
-    detail = INTERNAL_DETAIL if error.status >= 500 and error.status != 503 else error.detail
+    hidden = error.status >= 500 and error.status not in _PUBLIC_SERVER_DETAILS
+    detail = INTERNAL_DETAIL if hidden else error.detail
     body: dict[str, Any] = {
         "type": problem_type(error.title),
         "title": error.title,

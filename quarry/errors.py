@@ -63,6 +63,14 @@ class NotFound(QuarryError):
 
 
 @dataclass
+class NotAcceptable(QuarryError):
+    """The Accept header allows none of the media types an endpoint answers with."""
+
+    status: int = 406
+    title: str = "Not acceptable"
+
+
+@dataclass
 class Conflict(QuarryError):
     status: int = 409
     title: str = "Conflict"
@@ -90,8 +98,24 @@ class PlanUpgradeRequired(Forbidden):
 
 
 @dataclass
+class MissingExchangeRate(QuarryError):
+    """Money must be converted but the warehouse has no rate on or before a needed day."""
+
+    status: int = 500
+    title: str = "Missing exchange rate"
+
+
+@dataclass
 class ServiceUnavailable(QuarryError):
     """A dependency the service needs (registry, warehouse) cannot be reached."""
 
     status: int = 503
     title: str = "Service unavailable"
+
+
+@dataclass
+class QueryTimedOut(QuarryError):
+    """A query ran past its time limit and was interrupted."""
+
+    status: int = 504
+    title: str = "Query timed out"

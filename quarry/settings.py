@@ -40,6 +40,10 @@ class Settings(BaseSettings):
     # Export files older than this many days are removed (their jobs stay, marked removed);
     # unset keeps files until a store re-syncs or is removed.
     export_retention_days: int | None = None
+    # POST /v1/query: interrupt a query after this many seconds (504), and refuse one whose
+    # estimated result has more rows than this before TIMESERIES fills gaps.
+    query_timeout_seconds: float = Field(default=30.0, gt=0)
+    query_max_groups: int = Field(default=100_000, ge=1)
 
     @field_validator("home", mode="after")
     @classmethod

@@ -18,13 +18,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from api.auth import Principal, readable_stores
-from api.deps import NoParameters, ReaderDep, ReadPrincipal, RegistryDep
+from api.deps import NoParameters, ReaderDep, ReadPrincipal, RegistryDep, SettingsDep
 from api.json import JSON_MEDIA_TYPE, json_response
 from api.openapi import AUTHENTICATED, problem_responses
 from api.query_cache import QueryCache, QueryKey, app_query_cache
 from api.schemas import QueryRequest, QueryResult
 from exports.csv_writer import csv_text
-from quarry.errors import InvalidRequest, QuarryError
+from quarry.errors import InvalidRequest, NotAcceptable
 from registry.accounts import list_stores
 from registry.db import Registry
 from warehouse.query import Limits, StoreInfo, compile_query, run_query
@@ -38,10 +38,12 @@ CSV_MEDIA_TYPE = "text/csv"
 _OFFERS = (JSON_MEDIA_TYPE, CSV_MEDIA_TYPE)
 
 
-async def query_limits() -> Limits:
-    """The limits every query runs under: warehouse.query's defaults (30 s, about 100,000
-    result rows). A dependency so that tests can lower them; Settings has no field yet."""
-    return Limits()
+async def query_limits(settings: SettingsDep) -> Limits:
+    """The limits every query runs under, from QUARRY_QUERY_TIMEOUT_SECONDS and
+    QUARRY_QUERY_MAX_GROUPS. A dependency of its own so that tests can lower them."""
+    return Limits(
+        max_groups=settings.query_max_groups, timeout_seconds=settings.query_timeout_seconds
+    )
 
 
 async def get_query_cache(request: Request) -> QueryCache:
@@ -147,10 +149,8 @@ async def post_query(
     answers one flat table: JSON by default, CSV with `Accept: text/csv`."""
     media_type = negotiate(request.headers.get("accept"))
     if media_type is None:
-        raise QuarryError(
-            f"this endpoint answers {' or '.join(_OFFERS)}; the Accept header allows neither",
-            status=406,
-            title="Not acceptable",
+        raise NotAcceptable(
+            f"this endpoint answers {' or '.join(_OFFERS)}; the Accept header allows neither"
         )
     body = await read_body(request)
     store_ids = readable_stores(principal, body.store_ids)

@@ -387,18 +387,60 @@ def test_key_checks_come_before_the_body(client: Client, world: World, q: QueryA
     assert_problem(post(client, q.keys["exports"], {}), 403, "Insufficient scope")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="warehouse.query's parser and date arithmetic raise ValueError/OverflowError "
-    "for impossible dates and huge offsets: a 500 until they report a diagnostic",
-)
+# Each clause follows "FROM sales SHOW total_sales " (28 characters), so the operand's
+# column is 29 + the length of what precedes it in the clause.
 @pytest.mark.parametrize(
-    "when",
-    ["SINCE 2024-02-30", "SINCE 2024-13-01", "SINCE 2024-01-31T25:00:00", "SINCE -999999999d"],
+    ("clause", "column", "message"),
+    [
+        ("SINCE 2024-02-30", 35, "2024-02-30 is not a date: February 2024 has 29 days."),
+        ("SINCE 2024-13-01", 35, "2024-13-01 is not a date: months run from 01 to 12."),
+        (
+            "SINCE 2024-01-31T25:00:00",
+            35,
+            "2024-01-31T25:00:00 is not a timestamp: hours run from 00 to 23.",
+        ),
+        (
+            "SINCE -999999999d",
+            35,
+            "offset -999999999d is out of range (dates run from 0002 to 9998).",
+        ),
+        (
+            "SINCE startOfMonth(-99999m)",
+            35,
+            "startOfMonth(-99999m) is out of range (dates run from 0002 to 9998).",
+        ),
+        ("UNTIL 2023-02-29", 35, "2023-02-29 is not a date: February 2023 has 28 days."),
+        ("DURING 9999-12-31", 36, "9999-12-31 is out of range (dates run from 0002 to 9998)."),
+        (
+            "COMPARE TO 2024-01-01 UNTIL 2024-04-31",
+            57,
+            "2024-04-31 is not a date: April 2024 has 30 days.",
+        ),
+        (
+            "WHERE order_date = 2024-06-31",
+            48,
+            "2024-06-31 is not a date: June 2024 has 30 days.",
+        ),
+    ],
 )
-def test_impossible_dates_are_invalid_queries(client: Client, q: QueryAccount, when: str) -> None:
-    response = post(client, q.keys["all"], {"query": f"FROM sales SHOW total_sales {when}"})
-    assert_problem(response, 400, "Invalid query")
+def test_impossible_dates_are_invalid_queries(
+    client: Client, q: QueryAccount, clause: str, column: int, message: str
+) -> None:
+    response = post(client, q.keys["all"], {"query": f"FROM sales SHOW total_sales {clause}"})
+    body = assert_problem(response, 400, "Invalid query")
+    assert body["errors"] == [
+        {"line": 1, "column": column, "message": message, "severity": "error"}
+    ]
+
+
+def test_date_errors_come_with_the_other_errors(client: Client, q: QueryAccount) -> None:
+    query = "FROM sales SHOW total_sale SINCE 2024-02-30 UNTIL -9999999999y"
+    body = assert_problem(post(client, q.keys["all"], {"query": query}), 400, "Invalid query")
+    assert [(e["column"], e["message"].split(" ")[0]) for e in body["errors"]] == [
+        (17, "Unknown"),
+        (34, "2024-02-30"),
+        (51, "offset"),
+    ]
 
 
 def test_missing_exchange_rate_is_a_problem(client: Client, q: QueryAccount) -> None:
@@ -479,10 +521,24 @@ def test_timeout_is_504_and_the_app_keeps_answering(make_client: Any, slow: Quer
     response = post(fast, slow.keys["all"], {"query": SLOW_QUERY})
     body = assert_problem(response, 504, "Query timed out")
     assert "errors" not in body
+    # Unlike other server errors, the detail is the query's own: it holds no secrets.
+    assert body["detail"] == "The query timed out: it ran past the 0.05 s time limit."
     # The interrupted cursor is closed with its request: the next query runs.
     fast.app.dependency_overrides.clear()
     small = post(fast, slow.keys["all"], {"query": "FROM sales SHOW total_sales DURING 2024-03-04"})
     assert small.status_code == 200, small.text
+
+
+def test_limits_come_from_settings(make_client: Any, slow: QueryAccount) -> None:
+    impatient = make_client(query_timeout_seconds=0.05)
+    body = assert_problem(
+        post(impatient, slow.keys["all"], {"query": SLOW_QUERY}), 504, "Query timed out"
+    )
+    assert "0.05 s" in body["detail"]
+    narrow = make_client(query_max_groups=2)
+    query = "FROM sales SHOW total_sales TIMESERIES day SINCE 2024-03-04 UNTIL 2024-03-06"
+    body = assert_problem(post(narrow, slow.keys["all"], {"query": query}), 400, "Invalid query")
+    assert body["errors"][0]["message"].startswith("The result would have about")
 
 
 def test_a_running_query_leaves_the_event_loop_free(

@@ -7,6 +7,8 @@ that is 23 or 25 hours long across a DST change is still exactly one day.
 
 from __future__ import annotations
 
+import calendar
+import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
@@ -24,9 +26,29 @@ NAMED_RANGES = tuple(
 )
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
+# Quarry's calendar. Python's runs from 0001 to 9999; a year is kept free at each end so
+# that converting to any zone, a window's exclusive end, a comparison a year back, the
+# last bucket of a timeseries and the exchange-rate days around a window all stay inside
+# it (docs/query-language.md, "Dates").
+FIRST_YEAR = 2
+LAST_YEAR = 9998
+EARLIEST = datetime(FIRST_YEAR, 1, 1, tzinfo=UTC)
+LATEST = datetime(LAST_YEAR + 1, 1, 1, tzinfo=UTC)  # exclusive
+CALENDAR = f"dates run from {FIRST_YEAR:04d} to {LAST_YEAR:04d}"
+
+_LITERAL = re.compile(
+    r"(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})"
+    r"(?:T(?P<hour>\d{2}):(?P<minute>\d{2})(?::(?P<second>\d{2})(?:\.\d{1,6})?)?"
+    r"(?:Z|[+-](?P<zone_hours>\d{2}):(?P<zone_minutes>\d{2}))?)?"
+)
+
 
 class DateError(ValueError):
     """A date operand that cannot be resolved; the message is user-facing."""
+
+
+def out_of_range(what: str) -> DateError:
+    return DateError(f"{what} is out of range ({CALENDAR}).")
 
 
 @dataclass(frozen=True)
@@ -78,6 +100,37 @@ class Span:
 
 def iso_utc(instant: datetime) -> str:
     return instant.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def parse_literal(text: str) -> date | datetime:
+    """A date (2024-01-31) or timestamp (2024-01-31T10:00:00Z) literal as the lexer found
+    it. Raises DateError naming the part that is wrong, or when the year is outside
+    Quarry's calendar."""
+    m = _LITERAL.fullmatch(text)
+    if m is None:
+        raise DateError(f"{text} is not a date: write 2024-01-31 or 2024-01-31T10:00:00.")
+    year, month, day = (int(m[k]) for k in ("year", "month", "day"))
+    if not FIRST_YEAR <= year <= LAST_YEAR:
+        raise out_of_range(text)
+    if not 1 <= month <= 12:
+        raise DateError(f"{text} is not a date: months run from 01 to 12.")
+    days = calendar.monthrange(year, month)[1]
+    if not 1 <= day <= days:
+        name = calendar.month_name[month]
+        raise DateError(f"{text} is not a date: {name} {year:04d} has {days} days.")
+    if m["hour"] is None:
+        return date(year, month, day)
+    limits = (("hour", 23, "hours"), ("minute", 59, "minutes"), ("second", 59, "seconds"))
+    limits += (("zone_hours", 23, "zone offset hours"), ("zone_minutes", 59, "zone offset minutes"))
+    for group, top, name in limits:
+        if m[group] is not None and int(m[group]) > top:
+            raise DateError(f"{text} is not a timestamp: {name} run from 00 to {top}.")
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _in_calendar(start: datetime, end: datetime, what: str) -> None:
+    if start < EARLIEST or end > LATEST:
+        raise out_of_range(what)
 
 
 # ---- periods ----
@@ -132,7 +185,21 @@ def bfcm(year: int, clock: Clock) -> Span:
 
 
 def resolve_point(point: ast.DatePoint, clock: Clock) -> Span:
-    """The period or instant a SINCE / UNTIL / DURING / COMPARE TO operand names."""
+    """The period or instant a SINCE / UNTIL / DURING / COMPARE TO operand names. Raises
+    DateError when it is unknown or reaches outside Quarry's calendar."""
+    what = f"offset {point.text}" if point.kind == "offset" else point.text
+    try:
+        span = _resolve(point, clock)
+    except DateError:
+        raise
+    except (OverflowError, ValueError) as exc:
+        # Calendar arithmetic past year 1 or 9999 (a huge offset, bfcm0000).
+        raise out_of_range(what) from exc
+    _in_calendar(span.start, span.end, what)
+    return span
+
+
+def _resolve(point: ast.DatePoint, clock: Clock) -> Span:
     kind = point.kind
     if kind == "date":
         assert isinstance(point.value, date)
@@ -206,6 +273,9 @@ def main_window(
 
 
 def _checked(gte: datetime, lt: datetime) -> Window:
+    # An operand alone may fit while the window it implies does not (UNTIL 0002-01-05
+    # starts 30 days earlier).
+    _in_calendar(gte, lt, f"The window from {iso_utc(gte)} to {iso_utc(lt)}")
     if gte >= lt:
         raise DateError(
             f"The window is empty: its end ({iso_utc(lt)}) is not after its start ({iso_utc(gte)})."
@@ -228,7 +298,20 @@ def _same_length_from(start: datetime, main: Window, clock: Clock) -> Window:
 
 
 def comparison_window(item: ast.CompareItem, main: Window, clock: Clock) -> Window:
-    """The window a COMPARE TO item names, relative to the main window."""
+    """The window a COMPARE TO item names, relative to the main window. Raises DateError
+    when it cannot be resolved or reaches outside Quarry's calendar."""
+    try:
+        window = _comparison_window(item, main, clock)
+    except DateError:
+        raise
+    except (OverflowError, ValueError) as exc:
+        # previous_period of a window thousands of years long steps past year 1.
+        raise out_of_range(f"COMPARE TO {item.text}") from exc
+    _in_calendar(window.gte, window.lt, f"COMPARE TO {item.text}")
+    return window
+
+
+def _comparison_window(item: ast.CompareItem, main: Window, clock: Clock) -> Window:
     lo, hi = clock.local(main.gte), clock.local(main.lt)
     if item.keyword == "previous_period":
         if _day_aligned(main, clock):

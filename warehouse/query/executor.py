@@ -20,10 +20,10 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from quarry.errors import MissingExchangeRate, QueryTimedOut
 from warehouse.query import dates
 from warehouse.query.compiler import Relations, aggregate_sql, estimate_sql
 from warehouse.query.diagnostics import START, Diagnostic, invalid_query
-from warehouse.query.errors import MissingExchangeRate, QueryTimedOut
 from warehouse.query.plan import Arith, Column, Const, HArith, HCond, HValue, MetricExpr, Plan
 from warehouse.query.result import QueryResult, bucket_value, dimension_value, metric_value
 from warehouse.query.sql import Sql
@@ -147,7 +147,9 @@ def _deadline(cursor: duckdb.DuckDBPyConnection, seconds: float) -> Iterator[Non
     try:
         yield
     except duckdb.InterruptException as exc:
-        raise QueryTimedOut(detail=f"The query ran longer than {seconds:g} s.") from exc
+        raise QueryTimedOut(
+            detail=f"The query timed out: it ran past the {seconds:g} s time limit."
+        ) from exc
     finally:
         timer.cancel()
 

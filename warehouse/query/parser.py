@@ -11,6 +11,7 @@ from datetime import date, datetime
 from decimal import Decimal
 
 from warehouse.query import ast
+from warehouse.query.dates import DateError, out_of_range, parse_literal
 from warehouse.query.diagnostics import Diagnostic, Pos, did_you_mean
 from warehouse.query.lexer import Kind, Token, lex
 
@@ -44,6 +45,12 @@ MODIFIERS = ("TOTALS", "PERCENT_CHANGE", "CURRENCY", "TIMEZONE", "WEEK_START")
 # Accepted for ShopifyQL compatibility, documented as having no effect on the table.
 IGNORED_MODIFIERS = ("GROUP_TOTALS", "CUMULATIVE_VALUES")
 _COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
+# No offset of ten digits fits in the calendar (9998 years are about 88 million hours), and
+# int() refuses digit strings past 4,300: longer amounts are out of range before int().
+_MAX_OFFSET_DIGITS = 9
+# LIMIT, OFFSET and TOP are checked against their maxima later; past this many digits the
+# number is too large for any of them, and int() need not read it.
+_MAX_INTEGER_DIGITS = 18
 
 
 class _Error(Exception):
@@ -64,7 +71,9 @@ def parse(text: str) -> tuple[ast.Query, list[Diagnostic]]:
 class _Parser:
     def __init__(self, tokens: list[Token], text: str) -> None:
         self.tokens = tokens
-        self.lines = text.splitlines()
+        # Lines as the lexer counts them: only "\n" ends one, and a trailing newline leaves
+        # an empty last line where EOF sits (splitlines drops it and splits on \x0c too).
+        self.lines = text.split("\n")
         self.i = 0
         self.query = ast.Query()
         self.errors: list[Diagnostic] = []
@@ -114,6 +123,8 @@ class _Parser:
 
     def integer(self, what: str) -> int:
         if self.tok.kind is Kind.NUMBER and self.tok.text.isdigit():
+            if len(self.tok.text.lstrip("0")) > _MAX_INTEGER_DIGITS:
+                raise self.fail(f"{self.tok.text[:20]}... is too large for {what}.")
             return int(self.advance().text)
         raise self.fail(f"Expected {what} (a whole number) but found {self.describe(self.tok)}.")
 
@@ -291,8 +302,9 @@ class _Parser:
             self.advance()
             return ast.StringLit(tok.value, tok.pos)
         if tok.kind in (Kind.DATE, Kind.DATETIME):
+            value = self.date_value(tok, tok)  # before advancing: recovery skips the token
             self.advance()
-            return ast.DateLit(_date_value(tok), tok.pos)
+            return ast.DateLit(value, tok.pos)
         if tok.is_word("true", "false"):
             self.advance()
             return ast.BoolLit(tok.text.lower() == "true", tok.pos)
@@ -450,21 +462,24 @@ class _Parser:
 
     def date_point(self) -> ast.DatePoint:
         tok = self.tok
+        # Each value is read before advancing, so that after an error the parser's recovery
+        # skips the bad token and not the clause keyword after it.
         if tok.kind in (Kind.DATE, Kind.DATETIME):
+            value = self.date_value(tok, tok)
             self.advance()
             kind = "date" if tok.kind is Kind.DATE else "datetime"
-            return ast.DatePoint(kind, tok.pos, tok.text, value=_date_value(tok))
+            return ast.DatePoint(kind, tok.pos, tok.text, value=value)
         if tok.kind is Kind.STRING and _looks_like_date(tok.value):
             # Some clients quote dates ('2024-01-01'); accept them as dates.
-            self.advance()
             inner = lex(tok.value)[0][0]
-            kind = "date" if inner.kind is Kind.DATE else "datetime"
-            return ast.DatePoint(kind, tok.pos, tok.value, value=_date_value(inner))
-        if tok.kind is Kind.OFFSET:
+            value = self.date_value(inner, tok)
             self.advance()
-            return ast.DatePoint(
-                "offset", tok.pos, tok.text, amount=int(tok.text[1:-1]), unit=tok.text[-1]
-            )
+            kind = "date" if inner.kind is Kind.DATE else "datetime"
+            return ast.DatePoint(kind, tok.pos, tok.value, value=value)
+        if tok.kind is Kind.OFFSET:
+            amount, unit = self.offset(tok)
+            self.advance()
+            return ast.DatePoint("offset", tok.pos, tok.text, amount=amount, unit=unit)
         if tok.kind is Kind.IDENT and not tok.is_word(*CLAUSE_WORDS):
             word = tok.text.lower()
             self.advance()
@@ -474,8 +489,8 @@ class _Parser:
                 self.advance()
                 amount, unit = 0, "d"
                 if self.tok.kind is Kind.OFFSET:
-                    off = self.advance()
-                    amount, unit = int(off.text[1:-1]), off.text[-1]
+                    amount, unit = self.offset(self.tok)
+                    self.advance()
                 self.expect_op(")")
                 text = self.source(tok.pos, self.i)
                 return ast.DatePoint("func", tok.pos, text, amount=amount, unit=unit, name=word)
@@ -486,6 +501,21 @@ class _Parser:
             f"Expected a date (2024-01-31, -30d, today, last_month, startOfMonth(-1m)) "
             f"but found {self.describe(tok)}."
         )
+
+    def date_value(self, literal: Token, at: Token) -> date | datetime:
+        """The value of a DATE or DATETIME token; an impossible one (2024-02-30) is a
+        diagnostic at `at`, the token as written (a quoted date's string)."""
+        try:
+            return parse_literal(literal.text)
+        except DateError as exc:
+            raise self.fail(str(exc), at) from exc
+
+    def offset(self, tok: Token) -> tuple[int, str]:
+        """An OFFSET token (-30d) as (30, "d")."""
+        digits = tok.text[1:-1]
+        if len(digits.lstrip("0")) > _MAX_OFFSET_DIGITS:
+            raise self.fail(str(out_of_range(f"offset {tok.text}")), tok)
+        return int(digits), tok.text[-1]
 
     def compare_items(self) -> list[ast.CompareItem]:
         items = []
@@ -544,9 +574,3 @@ class _Parser:
 def _looks_like_date(text: str) -> bool:
     tokens = lex(text)[0]
     return len(tokens) == 2 and tokens[0].kind in (Kind.DATE, Kind.DATETIME)
-
-
-def _date_value(tok: Token) -> date | datetime:
-    if tok.kind is Kind.DATE:
-        return date.fromisoformat(tok.text)
-    return datetime.fromisoformat(tok.text.replace("Z", "+00:00"))

@@ -81,6 +81,18 @@ def test_berlin_dst_day_is_23_hours() -> None:
         ("SINCE 2024-02-01 UNTIL 2024-01-01", "The window is empty"),
         ("DURING now", "DURING needs a range"),
         ("DURING last_monht", "Did you mean 'last_month'?"),
+        # Outside the calendar (0002 to 9998): a message, never OverflowError/ValueError.
+        ("SINCE -999999999d", r"^offset -999999999d is out of range \(dates run from 0002"),
+        ("SINCE -99999999h", "offset -99999999h is out of range"),
+        ("SINCE -8000y", "offset -8000y is out of range"),
+        ("SINCE startOfMonth(-99999m)", r"^startOfMonth\(-99999m\) is out of range"),
+        ("UNTIL endOfYear(-2024y)", r"endOfYear\(-2024y\) is out of range"),
+        ("DURING bfcm0000", "bfcm0000 is out of range"),
+        ("DURING bfcm9999", "bfcm9999 is out of range"),
+        ("SINCE 9998-12-31T23:00:00-05:00", "9998-12-31T23:00:00-05:00 is out of range"),
+        # Each operand fits, the 30 days before the end do not (New York kept its local mean
+        # time then, -4:56:02).
+        ("UNTIL 0002-01-05", "The window from 0001-12-07T04:56:02Z to 0002-01-06T04:56:02Z is"),
     ],
 )
 def test_bad_windows(clauses: str, message: str) -> None:
@@ -127,6 +139,46 @@ def compare(clauses: str, item: str) -> tuple[str, str]:
 )
 def test_comparison_windows(clauses: str, item: str, gte: str, lt: str) -> None:
     assert compare(clauses, item) == (gte, lt)
+
+
+def test_the_calendar_edges_resolve() -> None:
+    utc = Clock(CLOCK.now, ZoneInfo("UTC"))
+    assert window("SINCE 0002-01-01 UNTIL 9998-12-31", utc) == (
+        "0002-01-01T00:00:00Z",
+        "9999-01-01T00:00:00Z",
+    )
+    # Tokyo's midnight of the first day is still the previous day in UTC: out of range.
+    with pytest.raises(DateError, match="0002-01-01 is out of range"):
+        window("SINCE 0002-01-01", Clock(CLOCK.now, ZoneInfo("Asia/Tokyo")))
+
+
+@pytest.mark.parametrize(
+    ("clauses", "item", "message"),
+    [
+        ("SINCE 0002-03-01 UNTIL 0002-03-31", "previous_year", "COMPARE TO previous_year is out"),
+        ("SINCE 0003-01-01 UNTIL 9000-01-01", "previous_period", "COMPARE TO previous_period is"),
+        (
+            "DURING last_month",
+            "previous_year_match_day_of_week",
+            None,
+        ),
+        ("DURING last_month", "-999999w", "offset -999999w is out of range"),
+    ],
+)
+def test_comparisons_outside_the_calendar(clauses: str, item: str, message: str | None) -> None:
+    if message is None:  # the control: an ordinary comparison still resolves
+        compare(clauses, item)
+        return
+    with pytest.raises(DateError, match=message):
+        compare(clauses, item)
+
+
+def test_buckets_reach_the_last_year() -> None:
+    utc = Clock(CLOCK.now, ZoneInfo("UTC"))
+    q, _ = parse("FROM sales SHOW total_sales SINCE 9998-06-01 UNTIL 9998-12-31")
+    main = main_window(q.since, q.until, q.during, utc)
+    assert [str(b) for b in buckets("year", main, utc)] == ["9998-01-01"]
+    assert len(buckets("month", main, utc)) == 7
 
 
 def test_hour_buckets_across_fall_back_have_25_hours() -> None:

@@ -611,8 +611,8 @@ def test_too_large_is_refused_before_running(con: duckdb.DuckDBPyConnection) -> 
 
 
 def test_timeout_interrupts(con: duckdb.DuckDBPyConnection) -> None:
+    from quarry.errors import QueryTimedOut
     from warehouse.query import Limits
-    from warehouse.query.errors import QueryTimedOut
 
     slow = duckdb.connect()
     slow.execute("CREATE TABLE sales AS SELECT * FROM (SELECT 1) WHERE FALSE")  # replaced below

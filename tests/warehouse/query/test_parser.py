@@ -141,3 +141,72 @@ def test_every_syntax_error_is_reported_in_one_pass() -> None:
 )
 def test_syntax_errors(text: str, message: str) -> None:
     assert any(message in m for _, _, m in messages(text)), messages(text)
+
+
+@pytest.mark.parametrize(
+    ("clause", "column", "message"),
+    [
+        ("SINCE 2024-02-30", 7, "2024-02-30 is not a date: February 2024 has 29 days."),
+        ("SINCE 2024-13-01", 7, "2024-13-01 is not a date: months run from 01 to 12."),
+        ("SINCE 2024-00-10", 7, "2024-00-10 is not a date: months run from 01 to 12."),
+        ("SINCE 2024-01-00", 7, "2024-01-00 is not a date: January 2024 has 31 days."),
+        ("SINCE 0000-01-01", 7, "0000-01-01 is out of range (dates run from 0002 to 9998)."),
+        (
+            "SINCE 2024-01-31T25:00:00",
+            7,
+            "2024-01-31T25:00:00 is not a timestamp: hours run from 00 to 23.",
+        ),
+        (
+            "UNTIL 2024-01-31T10:60",
+            7,
+            "2024-01-31T10:60 is not a timestamp: minutes run from 00 to 59.",
+        ),
+        (
+            "UNTIL 2024-01-31T10:00:00+24:00",
+            7,
+            "2024-01-31T10:00:00+24:00 is not a timestamp: zone offset hours run from 00 to 23.",
+        ),
+        ("DURING '2023-02-29'", 8, "2023-02-29 is not a date: February 2023 has 28 days."),
+        (
+            "SINCE -1234567890d",
+            7,
+            "offset -1234567890d is out of range (dates run from 0002 to 9998).",
+        ),
+        (
+            "SINCE startOfMonth(-99999999999m)",
+            20,
+            "offset -99999999999m is out of range (dates run from 0002 to 9998).",
+        ),
+        ("COMPARE TO 2024-02-30", 12, "2024-02-30 is not a date: February 2024 has 29 days."),
+        (
+            "WHERE created_at > 2024-02-30",
+            20,
+            "2024-02-30 is not a date: February 2024 has 29 days.",
+        ),
+        ("LIMIT " + "9" * 5000, 7, "99999999999999999999... is too large for a row count."),
+    ],
+)
+def test_impossible_dates_and_numbers_are_diagnostics(
+    clause: str, column: int, message: str
+) -> None:
+    # The clause goes on a line of its own, so its columns are counted from 1.
+    assert messages(f"FROM sales SHOW total_sales\n{clause}") == [(2, column, message)]
+
+
+def test_a_bad_date_skips_only_its_own_token() -> None:
+    # Recovery resumes at UNTIL, so its error is reported in the same pass.
+    found = messages("FROM sales SHOW total_sales SINCE 2024-02-30 UNTIL 2024-13-01 LIMIT x")
+    assert [(line, column) for line, column, _ in found] == [(1, 35), (1, 52), (1, 69)]
+
+
+def test_leap_day_and_zone_offsets_are_dates() -> None:
+    q = ok("FROM sales SHOW total_sales SINCE 2024-02-29 UNTIL 2024-03-01T23:59:59.5-09:30")
+    assert q.since is not None and q.until is not None
+    assert str(q.since.value) == "2024-02-29"
+    assert str(q.until.value) == "2024-03-01 23:59:59.500000-09:30"
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", "\n\n", "\x0c\n"])
+def test_a_query_may_end_with_a_line_break(end: str) -> None:
+    q = ok(f"FROM sales\nSHOW total_sales{end}")
+    assert [item.text for item in q.show] == ["total_sales"]
