@@ -26,7 +26,7 @@ import io
 import time
 from collections.abc import Iterator
 from datetime import date
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 import duckdb
@@ -446,6 +446,43 @@ def test_date_errors_come_with_the_other_errors(client: Client, q: QueryAccount)
 def test_missing_exchange_rate_is_a_problem(client: Client, q: QueryAccount) -> None:
     query = f"FROM sales SHOW total_sales {MARCH_5_6} WITH CURRENCY 'GBP'"
     assert_problem(post(client, q.keys["all"], {"query": query}), 500, "Missing exchange rate")
+
+
+# The whole calendar fits only in UTC: in New York the end of 9998-12-31 is in 9999.
+WHOLE_CALENDAR = "SINCE 0002-01-01 UNTIL 9998-12-31"
+
+
+def test_hourly_series_over_the_whole_calendar_is_too_large(
+    client: Client, q: QueryAccount
+) -> None:
+    query = f"FROM sales SHOW total_sales TIMESERIES hour {WHOLE_CALENDAR}"
+    response = post(client, q.keys["all"], {"query": query, "time_zone": "UTC"})
+    body = assert_problem(response, 400, "Invalid query")
+    # The 87,631,896 hours of 0002-01-01 .. 9999-01-01 are counted, never listed.
+    assert body["errors"] == [
+        {
+            "line": 1,
+            "column": query.index("TIMESERIES") + 1,
+            "message": "The result would have about 87,631,896 rows, more than the 100,000 a "
+            "query may return: narrow the window, filter with WHERE, use TOP n, or export the "
+            "records instead.",
+            "severity": "error",
+        }
+    ]
+
+
+def test_conversion_over_the_whole_calendar(client: Client, q: QueryAccount) -> None:
+    query = f"FROM sales SHOW total_sales {WHOLE_CALENDAR} WITH CURRENCY 'EUR'"
+    got = answer(client, q.keys["all"], query, time_zone="UTC")
+    # To EUR at 0.92 per USD (03-05 is the only EUR rate; later days take it too), JPY at
+    # 150 per USD: 100.10 + 0.20 + BIG USD, 50 EUR and 1000 JPY, summed exactly.
+    usd = Decimal("100.10") + Decimal("0.20") + Decimal(BIG)
+    factor = (Decimal("0.92") / Decimal(150)).quantize(Decimal("1e-12"))
+    total = usd * Decimal("0.92") + Decimal(50) + Decimal(1000) * factor
+    assert got["currency"] == "EUR"
+    assert got["window"] == {"gte": "0002-01-01T00:00:00Z", "lt": "9999-01-01T00:00:00Z"}
+    rounded = total.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    assert Decimal(str(got["rows"][0]["total_sales"])) == rounded
 
 
 def test_rate_limit_headers_and_charge(make_client: Any, q: QueryAccount) -> None:

@@ -352,6 +352,66 @@ TIME_GRANULARITIES = (
 )
 
 
+_CYCLES = {"hour_of_day": 24, "day_of_week": 7, "month_of_year": 12}
+_HOUR = timedelta(hours=1)
+
+
+def _first_bucket(granularity: str, window: Window, clock: Clock) -> datetime | date:
+    """The bucket the window starts in: a UTC instant for hours, else a local first day."""
+    if granularity == "hour":
+        return period("hour", clock.local(window.gte), clock).start
+    return period_start(granularity, clock.local(window.gte).date(), clock.week_start)
+
+
+def _steps(granularity: str, first: datetime | date, bucket: object) -> int | None:
+    """How many buckets of `granularity` lie from `first` to `bucket`, or None when
+    `bucket` is not a bucket start of that grid."""
+    if granularity == "hour":
+        assert isinstance(first, datetime)
+        if not isinstance(bucket, datetime) or bucket.tzinfo is None:
+            return None
+        hours, rest = divmod(bucket - first, _HOUR)
+        return None if rest else hours
+    if isinstance(bucket, datetime):
+        bucket = bucket.date()
+    if not isinstance(bucket, date) or isinstance(first, datetime):
+        return None
+    if granularity in ("day", "week"):
+        days, rest = divmod((bucket - first).days, 1 if granularity == "day" else 7)
+        return None if rest else days
+    if bucket.day != 1:
+        return None
+    months = (bucket.year - first.year) * 12 + bucket.month - first.month
+    count, rest = divmod(months, {"month": 1, "quarter": 3, "year": 12}[granularity])
+    return None if rest else count
+
+
+def bucket_count(granularity: str, window: Window, clock: Clock) -> int:
+    """len(buckets(granularity, window, clock)), by arithmetic: a window thousands of years
+    long must be measured (and refused) without listing millions of hours."""
+    if granularity in _CYCLES:
+        return _CYCLES[granularity]
+    first = _first_bucket(granularity, window, clock)
+    if granularity == "hour":
+        assert isinstance(first, datetime)
+        return -((first - window.lt) // _HOUR)  # ceiling: a last, partial hour counts
+    last_day = clock.local(window.lt - timedelta(microseconds=1)).date()
+    last = period_start(granularity, last_day, clock.week_start)
+    steps = _steps(granularity, first, last)
+    assert steps is not None
+    return steps + 1
+
+
+def bucket_position(granularity: str, window: Window, bucket: object, clock: Clock) -> int:
+    """Where a bucket of hour ... year stands in buckets(granularity, window, clock), by
+    arithmetic (a comparison window may be far longer than the main one). Raises KeyError
+    when it is not one of them, as a lookup in that list would."""
+    steps = _steps(granularity, _first_bucket(granularity, window, clock), bucket)
+    if steps is None or not 0 <= steps < bucket_count(granularity, window, clock):
+        raise KeyError(bucket)
+    return steps
+
+
 def buckets(granularity: str, window: Window, clock: Clock) -> list[object]:
     """Every bucket key of `granularity` that overlaps the window, in order: UTC instants
     for hours, first days (dates) for day to year, numbers for the cyclic ones."""
@@ -361,15 +421,15 @@ def buckets(granularity: str, window: Window, clock: Clock) -> list[object]:
         return [(clock.week_start + k) % 7 + 1 for k in range(7)]  # ISO 1 = Monday
     if granularity == "month_of_year":
         return list(range(1, 13))
-    if granularity == "hour":
-        out: list[object] = []
-        at = period("hour", clock.local(window.gte), clock).start
+    first = _first_bucket(granularity, window, clock)
+    out: list[object] = []
+    if isinstance(first, datetime):
+        at = first
         while at < window.lt:
             out.append(at)
-            at += timedelta(hours=1)
+            at += _HOUR
         return out
-    day = period_start(granularity, clock.local(window.gte).date(), clock.week_start)
-    out = []
+    day = first
     while clock.midnight(day) < window.lt:
         out.append(day)
         day = day + period_step(granularity)

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import datetime
 from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any
 
@@ -42,7 +42,8 @@ Key = tuple[tuple[Any, ...], Any]  # (dimension values, bucket)
 
 
 def execute(cursor: duckdb.DuckDBPyConnection, plan: Plan, limits: Limits) -> QueryResult:
-    with _relations(cursor, plan) as rel, _deadline(cursor, limits.timeout_seconds):
+    # The deadline comes first: registering the factors already scans the events.
+    with _deadline(cursor, limits.timeout_seconds), _relations(cursor, plan) as rel:
         run = _Run(cursor, plan, rel, limits)
         return run.result()
 
@@ -70,7 +71,7 @@ def _relations(cursor: duckdb.DuckDBPyConnection, plan: Plan) -> Iterator[Relati
     try:
         if plan.fx and any("f.factor" in p.sql for p in plan.parts):
             fx_name = f"quarry_query_fx_{suffix}"
-            cursor.register(fx_name, _factors(cursor, plan))
+            cursor.register(fx_name, _factors(cursor, plan, stores_name))
         yield Relations(stores_name, fx_name)
     finally:
         for name in (stores_name, fx_name):
@@ -80,63 +81,74 @@ def _relations(cursor: duckdb.DuckDBPyConnection, plan: Plan) -> Iterator[Relati
                     cursor.unregister(name)
 
 
-def _factors(cursor: duckdb.DuckDBPyConnection, plan: Plan) -> pa.Table:
-    """Per currency and day, the factor that converts an amount to the query currency:
+def _factors(cursor: duckdb.DuckDBPyConnection, plan: Plan, stores: str) -> pa.Table:
+    """Per currency and event day, the factor that converts an amount to the query currency:
     rate(target) / rate(currency), both units per USD, from the day's rate or the latest
-    earlier one. Computed with decimals and kept to 12 places, so sums stay exact in SQL."""
-    windows = [plan.window, *(c.window for c in plan.comparisons)]
-    # A store's local date is within a day of the UTC date, whatever its zone.
-    first = min(w.gte for w in windows).date() - timedelta(days=1)
-    last = max(w.lt for w in windows).date() + timedelta(days=1)
-    currencies = sorted({plan.stores[s].currency for s in plan.store_ids} | {plan.currency})
-    wanted = [c for c in currencies if c != "USD"]
-    rates: dict[str, list[tuple[date, Decimal]]] = {c: [] for c in currencies}
-    if wanted:
-        marks = ", ".join("?" for _ in wanted)
-        rows = cursor.execute(
-            "SELECT currency, date, rate FROM exchange_rates r WHERE base = 'USD' "
-            f"AND currency IN ({marks}) AND date <= ? AND date >= coalesce(("
-            "SELECT max(date) FROM exchange_rates e WHERE e.base = 'USD' "
-            "AND e.currency = r.currency AND e.date <= ?), DATE '0001-01-01') "
-            "ORDER BY currency, date",
-            [*wanted, last, first],
-        ).fetchall()
-        for currency, day, rate in rows:
-            rates[currency].append((day, Decimal(rate)))
+    earlier one. Only the days that have events in one of the query's windows are listed,
+    so the work follows the data, not the window's length (a window may span millennia)."""
     out: dict[str, list[Any]] = {"currency": [], "date": [], "factor": []}
+    rows = cursor.execute(*_rates_sql(plan, stores)).fetchall() if plan.store_ids else []
     with localcontext() as ctx:
         ctx.prec = 34
-        for currency in currencies:
-            day = first
-            while day <= last:
-                factor: Decimal | None = Decimal(1)
-                if currency != plan.currency:
-                    mine, theirs = _rate(rates, plan.currency, day), _rate(rates, currency, day)
-                    # No rate yet: only an error if a row of that day needs one (SQL checks).
-                    factor = (
-                        None
-                        if mine is None or theirs is None
-                        else (mine / theirs).quantize(_FACTOR_PLACES)
-                    )
-                out["currency"].append(currency)
-                out["date"].append(day)
-                out["factor"].append(factor)
-                day += timedelta(days=1)
+        for currency, day, theirs, mine in rows:
+            factor: Decimal | None = Decimal(1)
+            if currency != plan.currency:
+                mine = Decimal(1) if plan.currency == "USD" else mine
+                theirs = Decimal(1) if currency == "USD" else theirs
+                # No rate yet: only an error if a row needs one, which SQL checks (missing_fx).
+                factor = (
+                    None
+                    if mine is None or theirs is None
+                    # Divided here, not in DuckDB, which divides decimals as doubles; kept to
+                    # 12 places so that the sums in SQL stay exact.
+                    else (Decimal(mine) / Decimal(theirs)).quantize(_FACTOR_PLACES)
+                )
+            out["currency"].append(currency)
+            out["date"].append(day)
+            out["factor"].append(factor)
     schema = pa.schema(
         [("currency", pa.string()), ("date", pa.date32()), ("factor", pa.decimal128(20, 12))]
     )
     return pa.table(out, schema=schema)
 
 
-def _rate(rates: dict[str, list[tuple[date, Decimal]]], currency: str, day: date) -> Decimal | None:
-    if currency == "USD":
-        return Decimal(1)
-    best = None
-    for d, rate in rates.get(currency, []):
-        if d > day:
-            break
-        best = rate
-    return best
+def _rates_sql(plan: Plan, stores: str) -> tuple[str, list[Any]]:
+    """(currency, date, rate of currency, rate of the query currency) for each currency and
+    event day in the query's windows: the day's rate or the latest earlier one (ASOF), null
+    when there is none. The day is plan.fx_date_sql, the very expression the aggregate
+    queries join the factors on."""
+    t = plan.source
+    time_col = f"t.{t.time_column}"
+    windows = [plan.window, *(c.window for c in plan.comparisons)]
+    within = Sql.join(
+        " OR ",
+        [
+            Sql(f"({time_col} >= ")
+            + Sql.param(w.gte)
+            + f" AND {time_col} < "
+            + Sql.param(w.lt)
+            + ")"
+            for w in windows
+        ],
+    )
+    ids = Sql.join(", ", [Sql.param(s) for s in plan.store_ids])
+    sql = (
+        Sql(
+            f"WITH days AS (SELECT DISTINCT t.currency, {plan.fx_date_sql} AS date "
+            f"FROM {t.table} t JOIN {stores} s ON s.store_id = t.store_id "
+            "WHERE t.store_id IN ("
+        )
+        + ids
+        + ") AND ("
+        + within
+        + ")), usd AS (SELECT currency, date, rate FROM exchange_rates WHERE base = 'USD') "
+        "SELECT d.currency, d.date, theirs.rate, mine.rate FROM days d "
+        "ASOF LEFT JOIN usd theirs ON theirs.currency = d.currency AND d.date >= theirs.date "
+        "ASOF LEFT JOIN (SELECT date, rate FROM usd WHERE currency = "
+        + Sql.param(plan.currency)
+        + ") mine ON d.date >= mine.date"
+    )
+    return sql.text, list(sql.params)
 
 
 @contextmanager
@@ -213,7 +225,8 @@ class _Run:
                     n = min(n, plan.top.n + 1)
                 estimate *= max(n, 1)
         if plan.granularity is not None:
-            estimate *= max(len(dates.buckets(plan.granularity, plan.window, plan.clock)), 1)
+            # Counted, not listed: listing is what a too-long window must not reach.
+            estimate *= max(dates.bucket_count(plan.granularity, plan.window, plan.clock), 1)
         if estimate > self.limits.max_groups:
             raise invalid_query(
                 [
@@ -315,15 +328,9 @@ class _Run:
         g = self.plan.granularity
         if g is None or g in ("hour_of_day", "day_of_week", "month_of_year"):
             return key
-        return key[0], self.bucket_index(window)[_bucket_key(key[1])]
-
-    def bucket_index(self, window: dates.Window) -> dict[Any, int]:
-        cache = self.__dict__.setdefault("_indexes", {})
-        if window not in cache:
-            assert self.plan.granularity is not None
-            seq = dates.buckets(self.plan.granularity, window, self.plan.clock)
-            cache[window] = {_bucket_key(b): k for k, b in enumerate(seq)}
-        return cache[window]
+        # By arithmetic: a comparison window is not bounded by the size check, and
+        # listing its buckets could mean millions of hours.
+        return key[0], dates.bucket_position(g, window, key[1], self.plan.clock)
 
     def rows(
         self, main: dict[Key, list[Any]], compared: list[tuple[Any, dict[Key, list[Any]]]]

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from warehouse.query.dates import Clock, DateError, buckets, comparison_window, main_window
+from warehouse.query.dates import (
+    EARLIEST,
+    LATEST,
+    Clock,
+    DateError,
+    Window,
+    bucket_count,
+    bucket_position,
+    buckets,
+    comparison_window,
+    main_window,
+)
 from warehouse.query.parser import parse
 
 NY = ZoneInfo("America/New_York")
@@ -207,3 +218,63 @@ def test_week_buckets_start_on_week_start() -> None:
         "2024-10-13",
         "2024-10-20",
     ]
+
+
+LORD_HOWE = ZoneInfo("Australia/Lord_Howe")  # DST moves the clock by half an hour
+GRANULARITIES = ("hour", "day", "week", "month", "quarter", "year")
+
+
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@pytest.mark.parametrize(
+    ("zone", "gte", "lt"),
+    [
+        (NY, datetime(2024, 11, 3, 4), datetime(2024, 11, 4, 5)),  # fall back: 25 hours
+        (NY, datetime(2024, 3, 10, 5), datetime(2024, 3, 11, 4)),  # spring forward: 23
+        (NY, datetime(2024, 2, 27, 13, 30), datetime(2024, 3, 2, 0, 15)),  # partial ends
+        (BERLIN, datetime(2023, 12, 31, 23), datetime(2025, 2, 3, 23)),
+        (LORD_HOWE, datetime(2024, 3, 30), datetime(2024, 4, 14, 9)),
+        (ZoneInfo("UTC"), datetime(2023, 10, 2), datetime(2023, 10, 2, 0, 0, 1)),
+    ],
+)
+@pytest.mark.parametrize("week_start", [0, 6])
+def test_bucket_count_and_position_agree_with_the_list(
+    granularity: str, zone: ZoneInfo, gte: datetime, lt: datetime, week_start: int
+) -> None:
+    clock = Clock(CLOCK.now, zone, week_start)
+    main = Window(gte.replace(tzinfo=UTC), lt.replace(tzinfo=UTC))
+    listed = buckets(granularity, main, clock)
+    assert bucket_count(granularity, main, clock) == len(listed)
+    for k, bucket in enumerate(listed):
+        assert bucket_position(granularity, main, bucket, clock) == k
+
+
+@pytest.mark.parametrize(
+    ("granularity", "bucket"),
+    [
+        ("hour", datetime(2024, 11, 3, 3, tzinfo=UTC)),  # the hour before the window
+        ("hour", datetime(2024, 11, 4, 5, tzinfo=UTC)),  # the hour after it
+        ("hour", datetime(2024, 11, 3, 10, 30, tzinfo=UTC)),  # not an hour start
+        ("day", date(2024, 11, 4)),
+        ("week", date(2024, 10, 29)),  # a Tuesday
+        ("month", date(2024, 11, 2)),
+        ("quarter", date(2024, 11, 1)),
+        ("year", date(2023, 1, 1)),
+    ],
+)
+def test_bucket_position_of_a_bucket_outside_the_window_is_a_key_error(
+    granularity: str, bucket: object
+) -> None:
+    main = Window(datetime(2024, 11, 3, 4, tzinfo=UTC), datetime(2024, 11, 4, 5, tzinfo=UTC))
+    with pytest.raises(KeyError):
+        bucket_position(granularity, main, bucket, CLOCK)
+
+
+def test_bucket_count_of_the_whole_calendar_is_arithmetic() -> None:
+    utc = Clock(CLOCK.now, ZoneInfo("UTC"))
+    everything = Window(EARLIEST, LATEST)
+    days = (date(9999, 1, 1) - date(2, 1, 1)).days
+    # Tens of millions of hours: listing them is what the size check must not do.
+    assert bucket_count("hour", everything, utc) == days * 24
+    assert bucket_count("day", everything, utc) == days
+    assert bucket_count("month", everything, utc) == 9997 * 12
+    assert bucket_position("hour", everything, LATEST - timedelta(hours=1), utc) == days * 24 - 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import duckdb
 import pytest
@@ -567,6 +568,57 @@ def test_compare_by_store(
     for row in got["rows"]:
         assert row[name] == then.get(row["store"], Decimal("0.00"))
     assert got["totals"][name] == expected(DF, gte=gte, lt=lt, metrics=[TS])[0]["total_sales"]
+
+
+@pytest.mark.parametrize("currency", ["EUR", "JPY"])
+def test_conversion_over_the_whole_calendar(con: duckdb.DuckDBPyConnection, currency: str) -> None:
+    # Factors are looked up for the days with events, not for every day of 9,997 years.
+    got = run(
+        con,
+        f"FROM sales SHOW total_sales, net_sales SINCE 0002-01-01 UNTIL 9998-12-31 "
+        f"WITH CURRENCY '{currency}', TOTALS",
+        time_zone="UTC",
+    )
+    want = expected(
+        DF,
+        gte=datetime(2, 1, 1, tzinfo=UTC),
+        lt=datetime(9999, 1, 1, tzinfo=UTC),
+        metrics=[TS, NET],
+        currency=currency,
+    )
+    assert canon(got["rows"]) == canon(want)
+    assert canon([got["totals"]]) == canon(want)
+
+
+def test_hour_comparison_with_a_window_of_millennia(con: duckdb.DuckDBPyConnection) -> None:
+    """Comparison hours meet current hours by position from the start of each window, also
+    when the comparison window runs to the end of the calendar."""
+    got = run(
+        con,
+        "FROM sales SHOW total_sales TIMESERIES hour DURING 2024-03-10 "
+        "COMPARE TO 2024-03-09 UNTIL 9998-12-31 WITH CURRENCY 'EUR'",
+        time_zone="UTC",
+    )
+    zone = ZoneInfo("UTC")
+    start = datetime(2024, 3, 9, tzinfo=UTC)
+    then_hours = [bucket_of(start + timedelta(hours=k), "hour", zone) for k in range(24)]
+    before = {
+        r["hour"]: r["total_sales"]
+        for r in expected(
+            DF,
+            gte=start,
+            lt=start + timedelta(days=1),
+            metrics=[TS],
+            time="hour",
+            zone=zone,
+            currency="EUR",
+        )
+    }
+    assert len(got["rows"]) == 24
+    name = "comparison_total_sales__2024_03_09_until_9998_12_31"
+    compared = [row[name] for row in got["rows"]]
+    assert compared == [before.get(h, Decimal("0.00")) for h in then_hours]
+    assert any(compared)  # the oracle's hours are not all empty
 
 
 def test_hour_buckets_carry_offsets(con: duckdb.DuckDBPyConnection) -> None:
