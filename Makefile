@@ -36,8 +36,10 @@ test: install services
 demo: install
 	$(BIN)/quarry demo start
 
-# The benchmark harness (bench/); a later issue builds it.
+# The benchmark harness (bench/, docs/benchmark.md): 1,000,000 orders, figures against floors.
 bench: install
+	@command -v wrk >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk) \
+		|| echo "bench: wrk could not be installed; throughput uses the Python load client"
 	$(BIN)/python -m bench
 
 clean:

@@ -1,1 +1,1 @@
-"""Benchmark harness (placeholder: a later issue builds it)."""
+"""The benchmark harness: `python -m bench` (`make bench`). See docs/benchmark.md."""

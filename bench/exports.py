@@ -1,0 +1,307 @@
+"""Export figures: CSV and XLSX of every order and a 100-row CSV, each timed from
+POST /v1/exports/{id}/run to the job reading `completed`, through a running Dagster
+(webserver and daemon, as `quarry up` runs them).
+
+Floors, measured in the same run: DuckDB's COPY of the same columns in the same order; a
+plain streaming XLSX loop (xlsxwriter in constant-memory mode fed DuckDB's Arrow batches);
+and a Dagster job that does nothing, submitted and polled the same way (the orchestration
+floor). Peak memory is the highest peak RSS (VmHWM) of Dagster run workers sampled while
+the exports ran.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bench.context import BenchContext
+from bench.floor_job import FLOOR_JOB
+from bench.server import DagsterServices, ServiceFailed
+from bench.stats import Figure, Section, Target, at_most_value, within
+
+COLUMNS = [
+    "order_name", "created_at", "financial_status", "fulfillment_status", "customer_name",
+    "total_price", "currency", "store_id",
+]  # fmt: skip
+POLL_SECONDS = 0.1
+JOB_TIMEOUT_SECONDS = 1800
+MEMORY_LIMIT_MB = 1024
+SMALL_ROWS = 100
+CONFIG_NAMES = {"csv": "Bench: orders (CSV)", "xlsx": "Bench: orders (XLSX)",
+                "small": "Bench: 100 orders (CSV)"}  # fmt: skip
+
+
+class ExportFailed(RuntimeError):
+    pass
+
+
+def run_section(ctx: BenchContext, section: Section, dagster: DagsterServices) -> None:
+    """Measure with Dagster's services running (the caller starts them: see bench.__main__)."""
+    configs = apply_configs(ctx)
+    trivial = [_trivial_run(dagster) for _ in range(1 if ctx.quick else 3)]
+    floor_run = sorted(trivial)[len(trivial) // 2]
+    section.add(
+        Figure(
+            "exports.trivial_run_seconds",
+            "Orchestration floor: a no-op Dagster run, submit to success (s)",
+            "s",
+            floor_run,
+            detail={"samples_s": [round(t, 3) for t in trivial]},
+        )
+    )
+    memory = MemorySampler(group=dagster.daemon_pid)
+    with memory:
+        csv_s, csv_job = _export(ctx, configs["csv"])
+        xlsx_s, xlsx_job = _export(ctx, configs["xlsx"])
+        small = [_export(ctx, configs["small"])[0] for _ in range(1 if ctx.quick else 3)]
+    copy_s, copy_rows = duckdb_copy(ctx, ctx.dataset.home / "bench-floor" / "orders.csv")
+    plain_s, plain_rows = plain_xlsx(ctx, ctx.dataset.home / "bench-floor" / "orders.xlsx")
+    csv_bound = 2 * copy_s + floor_run
+    section.add(
+        Figure(
+            "exports.csv_all_orders_seconds",
+            "CSV of all orders, POST to completed, vs DuckDB COPY (s)",
+            "s",
+            csv_s,
+            floor=copy_s,
+            target=Target(
+                f"<= 2x COPY + trivial run ({csv_bound:.2f} s)", lambda ours, _f: ours <= csv_bound
+            ),
+            note=f"{copy_rows:,} rows",
+            detail=csv_job,
+        )
+    )
+    section.add(
+        Figure(
+            "exports.xlsx_all_orders_seconds",
+            "XLSX of all orders, POST to completed, vs plain streaming writer (s)",
+            "s",
+            xlsx_s,
+            floor=plain_s,
+            target=within(1.3, 0, "s"),
+            note=f"{plain_rows:,} rows; ours includes the orchestration floor "
+            f"({floor_run:.2f} s), the plain loop does not",
+            detail=xlsx_job,
+        )
+    )
+    if memory.processes:
+        section.add(
+            Figure(
+                "exports.peak_memory_mb",
+                "Export run worker peak memory (RSS, MB)",
+                "MB",
+                memory.peak_mb,
+                target=at_most_value(MEMORY_LIMIT_MB, "MB"),
+                note=f"highest VmHWM of {memory.processes} run workers, sampled every 50 ms",
+            )
+        )
+    else:
+        section.missing["exports.peak_memory_mb"] = "no Dagster run worker process was seen"
+    small_s = sorted(small)[len(small) // 2]
+    section.add(
+        Figure(
+            "exports.small_100_rows_seconds",
+            f"{SMALL_ROWS}-row CSV export, POST to completed, vs the orchestration floor (s)",
+            "s",
+            small_s,
+            floor=floor_run,
+            target=within(1, 2, "s"),
+            detail={"samples_s": [round(s, 3) for s in small]},
+        )
+    )
+
+
+def apply_configs(ctx: BenchContext) -> dict[str, str]:
+    """The benchmark's export configurations (created or updated by name): name -> id."""
+    from exports.config import validate_document
+    from exports.configs import account_context, apply_definitions
+
+    since = _small_since(ctx)
+    entries = [
+        {"name": CONFIG_NAMES["csv"], "format": "csv"},
+        {"name": CONFIG_NAMES["xlsx"], "format": "xlsx"},
+        {"name": CONFIG_NAMES["small"], "format": "csv", "filters": {"created_at_min": since}},
+    ]
+    document = {
+        "exports": [
+            {**entry, "entity_type": "orders", "columns": COLUMNS, "destination": {"kind": "local"}}
+            for entry in entries
+        ]
+    }
+    settings, registry = ctx.dataset.settings, ctx.dataset.registry
+    with registry.session() as session:
+        context = account_context(session, settings, ctx.dataset.account_id)
+        definitions = validate_document(yaml.safe_load(yaml.safe_dump(document)), context)
+        applied = apply_definitions(session, settings, ctx.dataset.account_id, definitions)
+    ids = {a.name: a.id for a in applied}
+    return {key: ids[name] for key, name in CONFIG_NAMES.items()}
+
+
+def _small_since(ctx: BenchContext) -> str:
+    """The created_at of the 100th newest order: filtering from it gives about 100 rows."""
+    with ctx.reader.connect(ctx.snapshot) as cursor:
+        row = cursor.execute(
+            "SELECT created_at FROM orders ORDER BY created_at DESC LIMIT 1 OFFSET ?",
+            [SMALL_ROWS - 1],
+        ).fetchone()
+    return row[0].astimezone(UTC).isoformat()
+
+
+def _export(ctx: BenchContext, config_id: str) -> tuple[float, dict[str, Any]]:
+    """Seconds from POST .../run to `completed`, and the job's final view."""
+    with ctx.client() as client:
+        started = time.perf_counter()
+        response = client.post(f"/v1/exports/{config_id}/run")
+        if response.status_code != 202:
+            raise ExportFailed(f"POST /v1/exports/{config_id}/run: {response.status_code} "
+                               f"{response.text[:300]}")  # fmt: skip
+        job_id = response.json()["job_id"]
+        deadline = started + JOB_TIMEOUT_SECONDS
+        while time.perf_counter() < deadline:
+            job = client.get(f"/v1/export-jobs/{job_id}").json()
+            if job.get("status") == "completed":
+                return time.perf_counter() - started, job
+            if job.get("status") == "failed":
+                raise ExportFailed(f"export job {job_id} failed: {job.get('error')}")
+            time.sleep(POLL_SECONDS)
+    raise ExportFailed(f"export job {job_id} did not complete in {JOB_TIMEOUT_SECONDS} s")
+
+
+def _trivial_run(dagster: DagsterServices) -> float:
+    """Seconds from submitting the no-op job through GraphQL to its run's success."""
+    from dagster_graphql import DagsterGraphQLClient
+
+    client = DagsterGraphQLClient("127.0.0.1", port_number=dagster.port, timeout=30)
+    started = time.perf_counter()
+    run_id = client.submit_job_execution(
+        FLOOR_JOB, repository_location_name="bench", repository_name="__repository__"
+    )
+    while time.perf_counter() - started < JOB_TIMEOUT_SECONDS:
+        status = client.get_run_status(run_id).value
+        if status == "SUCCESS":
+            return time.perf_counter() - started
+        if status in ("FAILURE", "CANCELED"):
+            raise ExportFailed(f"the trivial Dagster run {run_id} ended {status}")
+        time.sleep(POLL_SECONDS)
+    raise ExportFailed(f"the trivial Dagster run {run_id} did not finish")
+
+
+def _select(ctx: BenchContext, naive_timestamps: bool = False) -> tuple[str, list[str]]:
+    stores = ctx.dataset.store_ids
+    # xlsxwriter takes naive datetimes only: the plain loop gets UTC wall-clock times.
+    naive = 'timezone(\'UTC\', "{c}") AS "{c}"'
+    columns = [
+        naive.format(c=c) if naive_timestamps and c == "created_at" else f'"{c}"' for c in COLUMNS
+    ]
+    sql = (
+        f"SELECT {', '.join(columns)} FROM orders WHERE store_id IN "
+        f"({', '.join('?' * len(stores))}) ORDER BY created_at, id"
+    )
+    return sql, stores
+
+
+def duckdb_copy(ctx: BenchContext, target: Path) -> tuple[float, int]:
+    """DuckDB COPY of the export's columns and order to CSV: seconds, rows."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    sql, params = _select(ctx)
+    with ctx.reader.connect(ctx.snapshot) as cursor:
+        started = time.perf_counter()
+        cursor.execute(f"COPY ({sql}) TO '{target}' (HEADER, DELIMITER ',')", params)
+        seconds = time.perf_counter() - started
+        rows = int(cursor.execute(f"SELECT count(*) FROM ({sql})", params).fetchone()[0])
+    target.unlink(missing_ok=True)
+    return seconds, rows
+
+
+def plain_xlsx(ctx: BenchContext, target: Path) -> tuple[float, int]:
+    """A plain streaming XLSX writer loop over the same rows: seconds, rows."""
+    import xlsxwriter
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    sql, params = _select(ctx, naive_timestamps=True)
+    with ctx.reader.connect(ctx.snapshot) as cursor:
+        started = time.perf_counter()
+        workbook = xlsxwriter.Workbook(
+            str(target),
+            {"constant_memory": True, "default_date_format": "yyyy-mm-dd hh:mm:ss"},
+        )
+        sheet = workbook.add_worksheet("orders")
+        sheet.write_row(0, 0, COLUMNS)
+        row_number = 0
+        for batch in cursor.sql(sql, params=params).to_arrow_reader(10_000):
+            for row in zip(*(column.to_pylist() for column in batch.columns), strict=True):
+                row_number += 1
+                sheet.write_row(row_number, 0, row)
+        workbook.close()
+        seconds = time.perf_counter() - started
+    target.unlink(missing_ok=True)
+    return seconds, row_number
+
+
+@dataclass
+class MemorySampler:
+    """Polls /proc for Dagster run workers and keeps the highest peak RSS (VmHWM) any of
+    them reached. A run worker is a multiprocessing child of a code server (`dagster api
+    grpc`) in the daemon's process group: the daemon launches every queued run there."""
+
+    group: int
+    interval: float = 0.05
+    peak_kb: int = 0
+
+    def __post_init__(self) -> None:
+        self._stop = threading.Event()
+        self._seen: set[int] = set()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @property
+    def peak_mb(self) -> float:
+        return self.peak_kb / 1024.0
+
+    @property
+    def processes(self) -> int:
+        return len(self._seen)
+
+    def __enter__(self) -> MemorySampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for proc in Path("/proc").iterdir():
+                if proc.name.isdigit():
+                    self._sample(proc)
+            self._stop.wait(self.interval)
+
+    def _sample(self, proc: Path) -> None:
+        try:
+            # Fields after the command name: state, ppid, pgrp, ...
+            _state, parent, group, *_ = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(group) != self.group:
+                return
+            if b"spawn_main" not in (proc / "cmdline").read_bytes():
+                return
+            if b"api\x00grpc" not in Path(f"/proc/{parent}/cmdline").read_bytes():
+                return
+            for line in (proc / "status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    self.peak_kb = max(self.peak_kb, int(line.split()[1]))
+                    self._seen.add(int(proc.name))
+        except (OSError, ValueError, IndexError):
+            return  # the process ended between listing and reading
+
+
+def unavailable_reason(error: BaseException) -> str:
+    """One line (plus a log tail for services) saying why exports could not be measured."""
+    if isinstance(error, ServiceFailed | ExportFailed):
+        return str(error)
+    return f"{type(error).__name__}: {error}"

@@ -1,0 +1,250 @@
+"""Query figures: a fixed set of representative queries through POST /v1/query, each held
+against the same question written by hand in SQL and run directly in DuckDB on the same
+snapshot (this process's reader, the views the API reads).
+
+The hand-written SQL is what a person would write against the warehouse tables: the
+local timestamps the sync stores (`happened_at_account`), the day's exchange rate joined on
+the store's local date, the window as UTC instants. It returns the same groups; the
+engine's extra work (exact decimal rounding, filling empty buckets, comparisons aligned in
+Python, totals) is exactly what the floor does not do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from bench.context import BenchContext, timed
+from bench.dataset import ACCOUNT_CURRENCY, ACCOUNT_TIMEZONE, Dataset
+from bench.stats import Figure, Section, within
+from warehouse.query import StoreInfo, run_query
+
+ZONE = ZoneInfo(ACCOUNT_TIMEZONE)
+# Sales converted to the account currency (USD) at the day's rate of the store's currency:
+# exchange_rates holds units of currency per 1 USD.
+AMOUNT = "{column} / coalesce(r.rate, 1)"
+FROM_SALES = (
+    "FROM sales t LEFT JOIN exchange_rates r ON r.base = 'USD' AND r.currency = t.currency "
+    "AND r.date = CAST(t.happened_at_store AS DATE)"
+)
+ORDERS = "count(DISTINCT t.order_id) FILTER (WHERE t.event_type = 'order')"
+
+
+@dataclass(frozen=True)
+class BenchQuery:
+    name: str
+    title: str
+    text: str
+    sql: str
+    params: tuple[Any, ...]
+
+
+def _instant(day: date) -> datetime:
+    """Local midnight of `day` in the account's zone, as an aware datetime."""
+    return datetime(day.year, day.month, day.day, tzinfo=ZONE)
+
+
+def _window(first: date, last: date) -> tuple[str, tuple[datetime, datetime]]:
+    """The half-open window of local days first..last as a WHERE condition."""
+    return (
+        "t.happened_at >= ? AND t.happened_at < ?",
+        (_instant(first), _instant(last + timedelta(days=1))),
+    )
+
+
+def _amount(column: str) -> str:
+    return AMOUNT.format(column=f"t.{column}")
+
+
+def _quoted(name: str) -> str:
+    return "'" + name.replace("'", "''") + "'"
+
+
+def bench_queries(dataset: Dataset) -> tuple[list[BenchQuery], list[str]]:
+    """The query set for this dataset's stores, and notes on substitutions (a dataset with
+    fewer stores has no JPY store: the JPY query then reads the first store)."""
+    notes: list[str] = []
+    stores = dataset.stores
+    ids = tuple(s.id for s in stores)
+    marks = ", ".join("?" * len(ids))
+    in_stores = f"t.store_id IN ({marks})"
+    year, year_params = _window(date(2024, 7, 1), date(2025, 6, 30))
+    half, half_params = _window(date(2025, 1, 1), date(2025, 6, 30))
+    previous, previous_params = _window(date(2024, 7, 1), date(2024, 12, 31))
+    weeks, weeks_params = _window(date(2025, 1, 6), date(2025, 6, 29))
+    quarter, quarter_params = _window(date(2025, 4, 1), date(2025, 6, 30))
+    dst, dst_params = _window(date(2025, 3, 3), date(2025, 3, 9))
+    member = stores[:2]
+    jpy = dataset.store_in("JPY")
+    if jpy is None:
+        jpy = stores[0]
+        notes.append(
+            f"jpy_store: no JPY store in this dataset; it reads {jpy.name} ({jpy.currency})"
+        )
+    month = "CAST(date_trunc('month', t.happened_at_account) AS DATE)"
+    queries = [
+        BenchQuery(
+            "monthly_trend",
+            "Monthly trend over a year",
+            "FROM sales SHOW total_sales, orders TIMESERIES month "
+            "SINCE 2024-07-01 UNTIL 2025-06-30",
+            f"SELECT {month} AS m, sum({_amount('total_sales')}), {ORDERS} {FROM_SALES} "
+            f"WHERE {in_stores} AND {year} GROUP BY 1 ORDER BY 1",
+            (*ids, *year_params),
+        ),
+        BenchQuery(
+            "store_breakdown",
+            "Breakdown by store with totals",
+            "FROM sales SHOW total_sales, net_sales, orders GROUP BY store "
+            "SINCE 2024-07-01 UNTIL 2025-06-30 WITH TOTALS",
+            f"SELECT t.store_id, sum({_amount('total_sales')}), sum({_amount('net_sales')}), "
+            f"{ORDERS} {FROM_SALES} WHERE {in_stores} AND {year} "
+            "GROUP BY GROUPING SETS ((t.store_id), ()) ORDER BY 2 DESC",
+            (*ids, *year_params),
+        ),
+        BenchQuery(
+            "top_products",
+            "Top 10 products",
+            "FROM sales SHOW total_sales GROUP BY product_title SINCE 2024-07-01 UNTIL 2025-06-30 "
+            "ORDER BY total_sales DESC LIMIT 10",
+            f"SELECT t.product_title, sum({_amount('total_sales')}) AS s {FROM_SALES} "
+            f"WHERE {in_stores} AND {year} GROUP BY 1 ORDER BY 2 DESC LIMIT 10",
+            (*ids, *year_params),
+        ),
+        BenchQuery(
+            "weekly_customers",
+            "Weekly distinct customers, TIMESERIES",
+            "FROM sales SHOW count_distinct(customer_id) TIMESERIES week "
+            "SINCE 2025-01-06 UNTIL 2025-06-29",
+            "SELECT CAST(date_trunc('week', t.happened_at_account) AS DATE), "
+            f"count(DISTINCT t.customer_id) FROM sales t WHERE {in_stores} AND {weeks} "
+            "GROUP BY 1 ORDER BY 1",
+            (*ids, *weeks_params),
+        ),
+        BenchQuery(
+            "compare_previous_period",
+            "Comparison with the previous period",
+            "FROM sales SHOW total_sales, orders TIMESERIES month SINCE 2025-01-01 "
+            "UNTIL 2025-06-30 COMPARE TO previous_period WITH PERCENT_CHANGE",
+            f"SELECT ({half}) AS current_period, {month}, sum({_amount('total_sales')}), "
+            f"{ORDERS} {FROM_SALES} WHERE {in_stores} AND (({half}) OR ({previous})) "
+            "GROUP BY 1, 2 ORDER BY 1, 2",
+            (*half_params, *ids, *half_params, *previous_params),
+        ),
+        BenchQuery(
+            "store_membership",
+            "Store membership filter, daily",
+            "FROM sales SHOW total_sales, orders TIMESERIES day WHERE store IN ("
+            + ", ".join(_quoted(s.name) for s in member)
+            + ") SINCE 2025-04-01 UNTIL 2025-06-30",
+            "SELECT CAST(t.happened_at_account AS DATE), "
+            f"sum({_amount('total_sales')}), {ORDERS} {FROM_SALES} "
+            f"WHERE t.store_id IN ({', '.join('?' * len(member))}) AND {quarter} "
+            "GROUP BY 1 ORDER BY 1",
+            (*(s.id for s in member), *quarter_params),
+        ),
+        BenchQuery(
+            "dst_week",
+            "A DST week, hourly (New York, 2025-03-09)",
+            "FROM sales SHOW total_sales, orders TIMESERIES hour SINCE 2025-03-03 UNTIL 2025-03-09",
+            # Zones with whole-hour offsets: a UTC hour is a local hour, DST or not.
+            f"SELECT date_trunc('hour', t.happened_at), sum({_amount('total_sales')}), {ORDERS} "
+            f"{FROM_SALES} WHERE {in_stores} AND {dst} GROUP BY 1 ORDER BY 1",
+            (*ids, *dst_params),
+        ),
+        BenchQuery(
+            "jpy_store",
+            f"A {jpy.currency} store in the account currency ({ACCOUNT_CURRENCY}), monthly",
+            f"FROM sales SHOW total_sales, net_sales TIMESERIES month WHERE store = "
+            f"{_quoted(jpy.name)} SINCE 2024-07-01 UNTIL 2025-06-30",
+            f"SELECT {month}, sum({_amount('total_sales')}), sum({_amount('net_sales')}) "
+            f"{FROM_SALES} WHERE t.store_id = ? AND {year} GROUP BY 1 ORDER BY 1",
+            (jpy.id, *year_params),
+        ),
+    ]
+    return queries, notes
+
+
+def run_section(ctx: BenchContext, section: Section) -> None:
+    queries, notes = bench_queries(ctx.dataset)
+    section.notes += notes
+    stores = {s.id: StoreInfo(s.name, s.currency, s.timezone) for s in ctx.dataset.stores}
+    with ctx.client() as client:
+        probe = client.post("/v1/query", json={"query": queries[0].text})
+        http_reason = _unavailable(probe)
+        if http_reason:
+            section.notes.append(
+                f"through HTTP: not available: {http_reason}; the in-process engine "
+                "(run_query on this process's reader) is reported against the floor instead"
+            )
+        for query in queries:
+            _measure(ctx, section, client, query, stores, http=http_reason is None)
+
+
+def _unavailable(response: Any) -> str | None:
+    if response.status_code == 200:
+        return None
+    return f"POST /v1/query answered {response.status_code}: {response.text[:200]}"
+
+
+def _measure(
+    ctx: BenchContext,
+    section: Section,
+    client: Any,
+    query: BenchQuery,
+    stores: dict[str, StoreInfo],
+    *,
+    http: bool,
+) -> None:
+    with ctx.reader.connect(ctx.snapshot) as cursor:
+        floor, floor_rows = timed(
+            lambda: cursor.execute(query.sql, list(query.params)).fetchall(), ctx.repeats
+        )
+        engine, engine_result = timed(
+            lambda: run_query(
+                cursor,
+                query.text,
+                stores=stores,
+                account_currency=ACCOUNT_CURRENCY,
+                account_timezone=ACCOUNT_TIMEZONE,
+            ),
+            ctx.repeats,
+        )
+    detail: dict[str, Any] = {
+        "query": query.text,
+        "floor": floor.to_json(),
+        "engine_in_process": engine.to_json(),
+        "floor_rows": len(floor_rows),
+        "engine_rows": len(engine_result.rows),
+    }
+    if http:
+        ours, body = timed(lambda: _post(client, query.text), ctx.repeats)
+        detail["http"] = ours.to_json()
+        detail["http_rows"] = len(body["rows"])
+        label = "through HTTP"
+    else:
+        ours = engine
+        label = "in-process engine (HTTP not available)"
+    name = f"query.{query.name}"
+    section.add(
+        Figure(
+            f"{name}.p50",
+            f"{query.title}: p50, {label}",
+            "ms",
+            ours.p50,
+            floor=floor.p50,
+            target=within(1.5, 15, "ms") if http else None,
+            detail=detail,
+        )
+    )
+    section.add(
+        Figure(f"{name}.p95", f"{query.title}: p95, {label}", "ms", ours.p95, floor=floor.p95)
+    )
+
+
+def _post(client: Any, text: str) -> dict[str, Any]:
+    response = client.post("/v1/query", json={"query": text})
+    response.raise_for_status()
+    return response.json()

@@ -1,0 +1,72 @@
+"""The benchmark harness end to end at 10,000 orders, so it cannot rot: every section
+either has its figures, with numbers, or says why it is not available."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+QUERIES = (
+    "monthly_trend", "store_breakdown", "top_products", "weekly_customers",
+    "compare_previous_period", "store_membership", "dst_week", "jpy_store",
+)  # fmt: skip
+EXPECTED = {
+    "sync": ["sync.full.orders_per_second", "sync.incremental.merge_seconds"],
+    "query": [f"query.{name}.{p}" for name in QUERIES for p in ("p50", "p95")],
+    "records": [
+        "records.page_filtered.p50", "records.deep_page.p50", "records.by_id.p50",
+        "records.throughput_16",
+    ],
+    "exports": [
+        "exports.trivial_run_seconds", "exports.csv_all_orders_seconds",
+        "exports.xlsx_all_orders_seconds", "exports.small_100_rows_seconds",
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.slow
+def test_harness_runs_end_to_end(tmp_path: Path) -> None:
+    out = tmp_path / "results" / "latest.json"
+    command = [
+        sys.executable, "-m", "bench", "--orders", "10000", "--stores", "1",
+        "--home", str(tmp_path / "home"), "--out", str(out),
+        "--repeats", "3", "--load-seconds", "2", "--quick",
+    ]  # fmt: skip
+    completed = subprocess.run(
+        command, cwd=ROOT, capture_output=True, text=True, timeout=540, check=False
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+
+    results = json.loads(out.read_text())
+    sections = results["sections"]
+    assert set(sections) == set(EXPECTED)
+    for name, expected in EXPECTED.items():
+        section = sections[name]
+        if not section["available"]:
+            # Only exports may be missing, and then with the reason.
+            assert name == "exports", f"{name}: {section['reason']}"
+            assert section["reason"].startswith("not available: ")
+            continue
+        figures = {f["name"]: f for f in section["figures"]}
+        for figure_name in expected:
+            assert figure_name in figures, f"{figure_name} missing from {name}"
+        for figure in figures.values():
+            assert isinstance(figure["ours"], int | float) and math.isfinite(figure["ours"])
+            if figure["target"] is not None:
+                assert isinstance(figure["met"], bool), figure
+                assert figure["floor"] is None or math.isfinite(figure["floor"])
+    machine = results["machine"]
+    assert machine["cores"] and machine["python"] and machine["duckdb"]
+
+    markdown = out.with_suffix(".md").read_text()
+    assert markdown.startswith("# Quarry benchmark")
+    assert machine["cpu"] in markdown and "DuckDB" in markdown
+    for title in ("## Sync", "## Query", "## Records", "## Exports"):
+        assert title in markdown
+    assert "# Quarry benchmark" in completed.stdout
