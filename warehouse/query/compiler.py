@@ -8,6 +8,7 @@ cursor by the executor under the names it passes in.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 
 from warehouse.query.dates import Window
 from warehouse.query.plan import (
@@ -101,6 +102,7 @@ def aggregate_sql(
     group_dims: list[int],
     with_time: bool,
     exclude: tuple[int, tuple[object, ...]] | None = None,
+    include: tuple[int, tuple[object, ...]] | None = None,
     parts: list[int] | None = None,
     limit: int | None = None,
 ) -> Sql:
@@ -108,7 +110,8 @@ def aggregate_sql(
     of rows without an exchange rate (missing_fx) over one window.
 
     exclude=(dim, values) leaves out rows whose dim is among values: the "Other" bucket of
-    TOP n. parts picks a subset of the aggregates (ranking needs only the first metric)."""
+    TOP n; include=(dim, values) keeps only those rows (the ranked TOP values, so that
+    only their groups leave DuckDB). parts picks a subset of the aggregates."""
     t = plan.source
     select: list[Sql | str] = []
     groups: list[Sql | str] = []
@@ -147,6 +150,14 @@ def aggregate_sql(
         clause = Sql(f"({expr} NOT IN (") + inner + ")" if values and inner.text else Sql("(TRUE")
         clause = clause + (f" OR {expr} IS NULL)" if keep_nulls else f" AND {expr} IS NOT NULL)")
         conditions.append(clause)
+    if include is not None:
+        dim, values = include
+        expr = plan.dims[dim].sql
+        inner = Sql.join(", ", [Sql.param(v) for v in values if v is not None])
+        # IN never matches null, so a null among the values is asked for separately.
+        clause = Sql(f"({expr} IN (") + inner + ")" if inner.text else Sql("(FALSE")
+        clause = clause + (f" OR {expr} IS NULL)" if None in values else ")")
+        conditions.append(clause)
     sql = sql + " WHERE " + Sql.join(" AND ", conditions)
     if groups:
         # By position: an expression with a bound zone would not match its SELECT twin.
@@ -156,11 +167,33 @@ def aggregate_sql(
     return sql
 
 
-def estimate_sql(plan: Plan, rel: Relations) -> Sql:
-    """Approximate distinct values of each grouped dimension in the window: the estimated
-    result size is checked before the real query runs."""
-    select = ", ".join(f"approx_count_distinct({d.sql})" for d in plan.dims)
-    base = aggregate_sql(plan, plan.window, rel, group_dims=[], with_time=False, parts=[])
-    # Reuse FROM / WHERE of the aggregate query with a different SELECT list.
-    from_at = base.text.index(" FROM ")
-    return Sql("SELECT " + select + base.text[from_at:], base.params)
+def candidates_sql(
+    base: Sql, part: int, n: int, descending: bool, margin: Decimal | None = None
+) -> Sql:
+    """The groups of an aggregate query (base, from aggregate_sql) that may be among the
+    first n when sorted by aggregate p<part> (nulls last), each preceded by the number of
+    groups (total) and of rows without an exchange rate (missing) in the whole result.
+
+    Python makes the final, exact order (rounded values, ties broken by the dimensions'
+    text), so the cut keeps every group within `margin` of the n-th value as well: a group
+    farther away than one rounding unit rounds strictly below (or above) the n-th, and so
+    it can never be among the first n. With a null n-th value every null group is kept."""
+    p = f"p{part}"
+    direction = "DESC" if descending else "ASC"
+    if margin is None:
+        near = f"c.{p} = cut.v"
+    elif descending:
+        near = f"c.{p} >= cut.v - {margin}"
+    else:
+        near = f"c.{p} <= cut.v + {margin}"
+    return (
+        "WITH g AS ("
+        + base
+        + f"), c AS (SELECT g.*, row_number() OVER (ORDER BY {p} {direction} NULLS LAST) "
+        "AS quarry_r, count(*) OVER () AS quarry_total, "
+        "sum(missing_fx) OVER () AS quarry_missing FROM g), "
+        f"cut AS (SELECT {p} AS v FROM c WHERE quarry_r = {int(n)}) "
+        "SELECT c.quarry_total, c.quarry_missing, c.* EXCLUDE (quarry_r, quarry_total, "
+        "quarry_missing) FROM c LEFT JOIN cut ON TRUE "
+        f"WHERE c.quarry_r <= {int(n)} OR (cut.v IS NULL AND c.{p} IS NULL) OR {near}"
+    )

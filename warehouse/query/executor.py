@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any
 
@@ -22,14 +22,28 @@ import pyarrow as pa
 
 from quarry.errors import MissingExchangeRate, QueryTimedOut
 from warehouse.query import dates
-from warehouse.query.compiler import Relations, aggregate_sql, estimate_sql
+from warehouse.query.compiler import Relations, aggregate_sql, candidates_sql
 from warehouse.query.diagnostics import START, Diagnostic, invalid_query
-from warehouse.query.plan import Arith, Column, Const, HArith, HCond, HValue, MetricExpr, Plan
+from warehouse.query.plan import (
+    Arith,
+    Column,
+    Const,
+    HArith,
+    HCond,
+    HValue,
+    MetricExpr,
+    PartRef,
+    Plan,
+)
 from warehouse.query.result import QueryResult, bucket_value, dimension_value, metric_value
 from warehouse.query.sql import Sql
 
 OTHER = "Other"
 _FACTOR_PLACES = Decimal("1e-12")
+# Above this many days the factors' days come from the events instead of the calendar: a
+# window may span millennia, and a row per calendar day and currency would then cost more
+# than the one pass over the events that lists only the days that have some.
+_CALENDAR_DAYS = 3_700
 
 
 @dataclass(frozen=True)
@@ -82,10 +96,10 @@ def _relations(cursor: duckdb.DuckDBPyConnection, plan: Plan) -> Iterator[Relati
 
 
 def _factors(cursor: duckdb.DuckDBPyConnection, plan: Plan, stores: str) -> pa.Table:
-    """Per currency and event day, the factor that converts an amount to the query currency:
+    """Per currency and day, the factor that converts an amount to the query currency:
     rate(target) / rate(currency), both units per USD, from the day's rate or the latest
-    earlier one. Only the days that have events in one of the query's windows are listed,
-    so the work follows the data, not the window's length (a window may span millennia)."""
+    earlier one. The days listed cover every event of the query's windows; a day listed
+    without events costs nothing, a day missing would read as a missing rate."""
     out: dict[str, list[Any]] = {"currency": [], "date": [], "factor": []}
     rows = cursor.execute(*_rates_sql(plan, stores)).fetchall() if plan.store_ids else []
     with localcontext() as ctx:
@@ -112,36 +126,82 @@ def _factors(cursor: duckdb.DuckDBPyConnection, plan: Plan, stores: str) -> pa.T
     return pa.table(out, schema=schema)
 
 
+def _calendar_days(plan: Plan) -> list[tuple[date, date]] | None:
+    """The windows' days as (first, last) ranges, wide enough for any store's zone: an
+    instant's local date is at most one day from its UTC date. None when they add up to
+    more than _CALENDAR_DAYS (the events then list the days)."""
+    ranges = []
+    for w in [plan.window, *(c.window for c in plan.comparisons)]:
+        first, last = w.gte.date(), w.lt.date()
+        # One day either side, short of the calendar's ends (Python's dates stop there).
+        first = first - timedelta(days=1) if first > date.min else first
+        last = last + timedelta(days=1) if last < date.max else last
+        ranges.append((first, last))
+    if sum((b - a).days + 1 for a, b in ranges) > _CALENDAR_DAYS:
+        return None
+    return ranges
+
+
 def _rates_sql(plan: Plan, stores: str) -> tuple[str, list[Any]]:
     """(currency, date, rate of currency, rate of the query currency) for each currency and
-    event day in the query's windows: the day's rate or the latest earlier one (ASOF), null
-    when there is none. The day is plan.fx_date_sql, the very expression the aggregate
-    queries join the factors on."""
-    t = plan.source
-    time_col = f"t.{t.time_column}"
-    windows = [plan.window, *(c.window for c in plan.comparisons)]
-    within = Sql.join(
-        " OR ",
-        [
-            Sql(f"({time_col} >= ")
-            + Sql.param(w.gte)
-            + f" AND {time_col} < "
-            + Sql.param(w.lt)
-            + ")"
-            for w in windows
-        ],
-    )
+    day the query may need: the day's rate or the latest earlier one (ASOF), null when
+    there is none. The currencies are those of the stores in scope (a store's rows are in
+    its currency); the days are the windows' calendar days, so this reads exchange_rates
+    alone, or for a very long window the days that have events, which the aggregate
+    queries join on by plan.fx_date_sql."""
+    ranges = _calendar_days(plan)
     ids = Sql.join(", ", [Sql.param(s) for s in plan.store_ids])
-    sql = (
-        Sql(
-            f"WITH days AS (SELECT DISTINCT t.currency, {plan.fx_date_sql} AS date "
-            f"FROM {t.table} t JOIN {stores} s ON s.store_id = t.store_id "
-            "WHERE t.store_id IN ("
+    if ranges is not None:
+        spans = Sql.join(
+            " UNION ",
+            [
+                Sql("SELECT CAST(unnest(range(CAST(")
+                + Sql.param(a)
+                + " AS DATE), CAST("
+                + Sql.param(b)
+                + " AS DATE) + INTERVAL 1 DAY, INTERVAL 1 DAY)) AS DATE) AS date"
+                for a, b in ranges
+            ],
         )
-        + ids
-        + ") AND ("
-        + within
-        + ")), usd AS (SELECT currency, date, rate FROM exchange_rates WHERE base = 'USD') "
+        days = (
+            Sql("SELECT DISTINCT s.currency, r.date FROM ")
+            + stores
+            + " s CROSS JOIN ("
+            + spans
+            + ") r WHERE s.store_id IN ("
+            + ids
+            + ")"
+        )
+    else:
+        t = plan.source
+        time_col = f"t.{t.time_column}"
+        windows = [plan.window, *(c.window for c in plan.comparisons)]
+        within = Sql.join(
+            " OR ",
+            [
+                Sql(f"({time_col} >= ")
+                + Sql.param(w.gte)
+                + f" AND {time_col} < "
+                + Sql.param(w.lt)
+                + ")"
+                for w in windows
+            ],
+        )
+        days = (
+            Sql(
+                f"SELECT DISTINCT t.currency, {plan.fx_date_sql} AS date "
+                f"FROM {t.table} t JOIN {stores} s ON s.store_id = t.store_id "
+                "WHERE t.store_id IN ("
+            )
+            + ids
+            + ") AND ("
+            + within
+            + ")"
+        )
+    sql = (
+        "WITH days AS ("
+        + days
+        + "), usd AS (SELECT currency, date, rate FROM exchange_rates WHERE base = 'USD') "
         "SELECT d.currency, d.date, theirs.rate, mine.rate FROM days d "
         "ASOF LEFT JOIN usd theirs ON theirs.currency = d.currency AND d.date >= theirs.date "
         "ASOF LEFT JOIN (SELECT date, rate FROM usd WHERE currency = "
@@ -179,19 +239,40 @@ class _Run:
         self.limits = limits
         self.all_dims = list(range(len(plan.dims)))
         self.top_values: tuple[Any, ...] | None = None
+        self.top_rows: dict[Key, list[Any]] | None = None
+        self.group_count: int | None = None  # all groups, when the page is cut in SQL
 
-    def fetch(self, sql: Sql) -> list[tuple[Any, ...]]:
-        rows = self.cursor.execute(sql.text, list(sql.params)).fetchall()
+    def fetch(self, sql: Sql, limited: bool = False) -> list[tuple[Any, ...]]:
+        """The rows of an aggregate query. limited: at most max_groups of them, or the
+        query is refused; one row more than that is all that is read to know it."""
+        cursor = self.cursor.execute(sql.text, list(sql.params))
+        if limited:
+            rows = cursor.fetchmany(self.limits.max_groups + 1)
+            if len(rows) > self.limits.max_groups:
+                self.too_large(None)
+        else:
+            rows = cursor.fetchall()
         if rows and sum(int(r[-1] or 0) for r in rows):
-            raise MissingExchangeRate(
-                detail=f"No exchange rate to {self.plan.currency} on or before the date of "
-                "some rows: load exchange_rates for their currency and dates."
-            )
+            self.missing_rate()
         return rows
+
+    def fetch_candidates(self, sql: Sql) -> tuple[int, list[tuple[Any, ...]]]:
+        """(number of groups, candidate rows without the two leading counts) of a
+        compiler.candidates_sql query."""
+        rows = self.cursor.execute(sql.text, list(sql.params)).fetchall()
+        if rows and int(rows[0][1] or 0):
+            self.missing_rate()
+        return (int(rows[0][0]) if rows else 0), [r[2:] for r in rows]
+
+    def missing_rate(self) -> None:
+        raise MissingExchangeRate(
+            detail=f"No exchange rate to {self.plan.currency} on or before the date of "
+            "some rows: load exchange_rates for their currency and dates."
+        )
 
     def result(self) -> QueryResult:
         plan = self.plan
-        self.check_size()
+        self.check_buckets()
         main = self.grouped(plan.window)
         compared = [(c, self.grouped(c.window)) for c in plan.comparisons]
         rows = self.rows(main, compared)
@@ -199,7 +280,9 @@ class _Run:
         rows.sort(key=self.sort_key)
         start = plan.offset
         end = start + plan.limit
-        truncated = not plan.limit_explicit and len(rows) > end
+        # Pushed down, the rows are only the candidates for the page; the count is SQL's.
+        count = self.group_count if self.group_count is not None else len(rows)
+        truncated = not plan.limit_explicit and count > end
         public_rows = [values for _, values in rows[start:end]]
         return QueryResult(
             columns=[c.public() for c in plan.columns],
@@ -213,33 +296,62 @@ class _Run:
 
     # ---- size ----
 
-    def check_size(self) -> None:
+    def check_buckets(self) -> None:
+        """A TIMESERIES with more buckets than a query may return is refused before any
+        query runs; the groups are counted as the aggregate is read (fetch, filled)."""
         plan = self.plan
-        estimate = 1
-        if plan.dims:
-            sql = estimate_sql(plan, self.rel)
-            counts = self.cursor.execute(sql.text, list(sql.params)).fetchone() or ()
-            for k, count in enumerate(counts):
-                n = int(count or 0)
-                if plan.top is not None and plan.top.dim == k:
-                    n = min(n, plan.top.n + 1)
-                estimate *= max(n, 1)
         if plan.granularity is not None:
             # Counted, not listed: listing is what a too-long window must not reach.
-            estimate *= max(dates.bucket_count(plan.granularity, plan.window, plan.clock), 1)
-        if estimate > self.limits.max_groups:
-            raise invalid_query(
-                [
-                    Diagnostic(
-                        plan.group_pos or START,
-                        f"The result would have about {estimate:,} rows, more than the "
-                        f"{self.limits.max_groups:,} a query may return: narrow the window, filter "
-                        "with WHERE, use TOP n, or export the records instead.",
-                    )
-                ]
-            )
+            count = dates.bucket_count(plan.granularity, plan.window, plan.clock)
+            if count > self.limits.max_groups:
+                self.too_large(count)
+
+    def too_large(self, estimate: int | None) -> None:
+        """estimate: the rows the result would have, or None when only known to be more
+        than max_groups (the aggregate is read no further than that)."""
+        most = self.limits.max_groups
+        size = (
+            f"about {estimate:,} rows, more than the {most:,}"
+            if estimate is not None
+            else f"more than the {most:,} rows"
+        )
+        raise invalid_query(
+            [
+                Diagnostic(
+                    self.plan.group_pos or START,
+                    f"The result would have {size} a query may return: narrow the window, "
+                    "filter with WHERE, use TOP n, or export the records instead.",
+                )
+            ]
+        )
 
     # ---- aggregation ----
+
+    def pushdown(self) -> tuple[int, bool] | None:
+        """(part, descending) when the first ORDER BY column is a plain aggregate and the
+        page can be cut in SQL: no TOP, TIMESERIES, comparison or HAVING, which all need
+        every group in Python."""
+        plan = self.plan
+        if (
+            plan.top is not None
+            or plan.granularity is not None
+            or plan.comparisons
+            or plan.having is not None
+            or not plan.order
+            or not plan.dims
+        ):
+            return None
+        name, descending = plan.order[0]
+        col = next(c for c in plan.columns if c.name == name)
+        # Dates (min/max of a date field) are compared in Python as they come; only
+        # numbers are sure to order alike in DuckDB and in Python decimals.
+        if (
+            col.kind != "metric"
+            or not isinstance(col.expr, PartRef)
+            or col.type not in ("money", "number")
+        ):
+            return None
+        return col.expr.index, descending
 
     def grouped(self, window: dates.Window) -> dict[Key, list[Any]]:
         """Aggregates per (dims, bucket) in one window, with TOP n folded into Other."""
@@ -247,20 +359,42 @@ class _Run:
         with_time = plan.granularity is not None
         top = plan.top
         if top is None:
-            rows = self.fetch(
-                aggregate_sql(plan, window, self.rel, group_dims=self.all_dims, with_time=with_time)
+            base = aggregate_sql(
+                plan, window, self.rel, group_dims=self.all_dims, with_time=with_time
             )
-            return self.keyed(rows, self.all_dims, with_time)
+            pushed = self.pushdown() if window is plan.window else None
+            if pushed is not None:
+                part, descending = pushed
+                # Rows are rounded before they are sorted: see candidates_sql.
+                col = next(c for c in plan.columns if c.name == plan.order[0][0])
+                margin = Decimal(1) if col.type == "money" else Decimal("0.01")
+                count, rows = self.fetch_candidates(
+                    candidates_sql(base, part, plan.offset + plan.limit, descending, margin)
+                )
+                if count > self.limits.max_groups:
+                    self.too_large(count)
+                self.group_count = count
+                return self.keyed(rows, self.all_dims, with_time)
+            rows = self.fetch(base, limited=window is plan.window)
+            return self.checked(self.keyed(rows, self.all_dims, with_time))
         if self.top_values is None:  # ranked once, over the main window
             self.top_values = self.rank(window)
-        rows = self.fetch(
-            aggregate_sql(plan, window, self.rel, group_dims=self.all_dims, with_time=with_time)
-        )
-        out = {
-            key: parts
-            for key, parts in self.keyed(rows, self.all_dims, with_time).items()
-            if key[0][top.dim] in self.top_values
-        }
+        if self.top_rows is not None and not with_time and window is plan.window:
+            # TOP over its dimension alone: the ranking query already has the groups.
+            out = self.top_rows
+        else:
+            rows = self.fetch(
+                aggregate_sql(
+                    plan,
+                    window,
+                    self.rel,
+                    group_dims=self.all_dims,
+                    with_time=with_time,
+                    include=(top.dim, self.top_values),
+                ),
+                limited=window is plan.window,
+            )
+            out = self.keyed(rows, self.all_dims, with_time)
         if not top.only:
             rest = [k for k in self.all_dims if k != top.dim]
             other_sql = aggregate_sql(
@@ -272,29 +406,52 @@ class _Run:
                 exclude=(top.dim, self.top_values),
             )
             for (dims_, bucket), parts in self.keyed(
-                self.fetch(other_sql), rest, with_time
+                self.fetch(other_sql, limited=window is plan.window), rest, with_time
             ).items():
                 full = list(dims_)
                 full.insert(top.dim, OTHER)
                 if any(p is not None and p != 0 for p in parts) or plan.fill:
                     out[(tuple(full), bucket)] = parts
-        return out
+        return self.checked(out) if window is plan.window else out
+
+    def checked(self, groups: dict[Key, list[Any]]) -> dict[Key, list[Any]]:
+        """The main window's groups, refused when they (or, with TIMESERIES, every bucket
+        of every group seen) are more than a query may return."""
+        plan = self.plan
+        count = len(groups)
+        if plan.fill and plan.granularity is not None:
+            combos = len({k[0] for k in groups}) or 1
+            count = combos * dates.bucket_count(plan.granularity, plan.window, plan.clock)
+        if count > self.limits.max_groups:
+            self.too_large(count)
+        return groups
 
     def rank(self, window: dates.Window) -> tuple[Any, ...]:
-        """The TOP dimension's n values with the largest first metric over the window."""
+        """The TOP dimension's n values with the largest first metric over the window.
+        With a plain aggregate as first metric only the candidates leave SQL; without
+        TIMESERIES and other dimensions their rows are the result's (kept in top_rows)."""
         plan = self.plan
         assert plan.top is not None
-        rows = self.fetch(
-            aggregate_sql(plan, window, self.rel, group_dims=[plan.top.dim], with_time=False)
-        )
         metric = plan.metric_columns[0].expr if plan.metric_columns else None
+        alone = plan.granularity is None and len(plan.dims) == 1
+        base = aggregate_sql(plan, window, self.rel, group_dims=[plan.top.dim], with_time=False)
+        if isinstance(metric, PartRef) and plan.metric_columns[0].type in ("money", "number"):
+            # Ranked on unrounded values: only exact ties with the n-th need keeping.
+            _, rows = self.fetch_candidates(
+                candidates_sql(base, metric.index, plan.top.n, descending=True)
+            )
+        else:
+            rows = self.fetch(base)
         scored = []
         for row in rows:
             parts = self.parts_of(row[1:-1])
             score = _evaluate(metric, parts) if metric is not None else None
-            scored.append((score is None, -(score or 0), str(row[0]), row[0]))
+            scored.append((score is None, -(score or 0), str(row[0]), row[0], parts))
         scored.sort()
-        return tuple(item[3] for item in scored[: plan.top.n])
+        chosen = scored[: plan.top.n]
+        if alone:
+            self.top_rows = {((item[3],), None): item[4] for item in chosen}
+        return tuple(item[3] for item in chosen)
 
     def keyed(
         self, rows: list[tuple[Any, ...]], dims_: list[int], with_time: bool
