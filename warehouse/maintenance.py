@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
-from deltalake import DeltaTable
+from deltalake import CommitProperties, DeltaTable
 
 from quarry.errors import ConfigurationError
 from quarry.settings import Settings
 from registry.db import Registry
+from warehouse.rewrite import compact_partition
 from warehouse.snapshots import referenced_versions
-from warehouse.tables import CHECKPOINT_INTERVAL, STORE_COLUMN, open_table, spec, table_path
+from warehouse.tables import CHECKPOINT_INTERVAL, open_table, spec, table_path
 
 DELTA_DEFAULT_RETENTION_HOURS = 7 * 24
 MIN_RETENTION_HOURS = 1
@@ -72,7 +74,7 @@ def maintain(
             f"got {retention}: a shorter retention deletes files that running reads use"
         )
     delta = open_table(settings, table)
-    removed, added = compact(delta, table, store_id)
+    removed, added = compact(delta, table, store_id, table_path(settings, table))
     checkpoint = checkpoint_if_due(settings, delta, table, checkpoint_every)
     keep = _referenced(settings, registry, table)
     vacuumed = delta.vacuum(
@@ -85,12 +87,23 @@ def maintain(
     return MaintenanceResult(table, removed, added, checkpoint, len(vacuumed), delta.version())
 
 
-def compact(delta: DeltaTable, table: str, store_id: str | None) -> tuple[int, int]:
-    """Rewrite small files into large ones; returns (files removed, files added)."""
-    filters = None
+def compact(delta: DeltaTable, table: str, store_id: str | None, root: Path) -> tuple[int, int]:
+    """Rewrite small files into large ones; returns (files removed, files added).
+
+    A store's partition is compacted in clustering order (warehouse.rewrite), which Delta's
+    bin-packing compaction would destroy; a whole table (no store given, or not partitioned,
+    such as exchange_rates) is small and keeps Delta's compaction."""
     if store_id is not None and spec(table).partitioned:
-        filters = [(STORE_COLUMN, "=", store_id)]
-    metrics = delta.optimize.compact(partition_filters=filters)
+        return compact_partition(
+            delta,
+            root,
+            spec(table),
+            store_id,
+            CommitProperties(
+                custom_metadata={"quarry.store_id": store_id, "quarry.operation": "compact"}
+            ),
+        )
+    metrics = delta.optimize.compact()
     return int(metrics.get("numFilesRemoved", 0)), int(metrics.get("numFilesAdded", 0))
 
 

@@ -8,12 +8,20 @@ the new rows are added, and one commit removes the old files and adds the new on
 what MERGE does, minus the full scan; deletion vectors, which would avoid the rewrite, are
 not written by deltalake.
 
+Files are kept clustered (warehouse.tables.clustering_key): every rewrite and compaction
+writes its rows sorted, in files of about TARGET_FILE_SIZE, so each file covers one narrow
+range of the key and a change of recent records touches the newest files only. The key
+column's min/max in each file's Delta statistics then rule out most files before any is
+opened.
+
 Files are written with pyarrow to the local warehouse directory.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
+import math
 import time
 import uuid
 from collections.abc import Iterator
@@ -29,11 +37,20 @@ from deltalake.exceptions import CommitFailedError
 from deltalake.transaction import AddAction, RemoveAction
 
 from warehouse.schemas import TableSpec
-from warehouse.tables import STORE_COLUMN, TARGET_FILE_SIZE
+from warehouse.tables import STORE_COLUMN, TARGET_FILE_SIZE, clustering_key
 from warehouse.views import quote_identifier
 
 # Rows per Parquet row group: DuckDB reads row groups in parallel.
 ROW_GROUP_ROWS = 122_880
+
+# Parquet writers may truncate long string statistics; a bound this long is not trusted to
+# be exact, so its file is never skipped on it.
+MAX_TRUSTED_BOUND_CHARS = 64
+
+# Compaction merges only files under this size: rewrites and compactions write files of at
+# least about half the target (balanced chunks), so those are left alone and a compaction
+# after an incremental sync reads only the sync's few small files.
+SMALL_FILE_BYTES = TARGET_FILE_SIZE // 4
 
 
 def replace_by_key(
@@ -51,14 +68,15 @@ def replace_by_key(
 
     `rows` are in `spec.schema` and belong to `store_id`. Upserting parents is the call
     with key "id" and the parents' ids; replacing children uses the parent key column."""
-    files = _partition_files(table, store_id)
+    files = _partition_files(table, store_id, key)
     value_set = pc.unique(keys.cast(pa.string()))
-    touched = _holding(root, files, key, value_set)
+    touched = _holding(root, _may_hold(files, key, value_set), key, value_set)
     data = rows.drop_columns([STORE_COLUMN])
     kept = [_without(root / f["path"], key, value_set).cast(data.schema) for f in touched]
     merged = pa.concat_tables([*kept, data]) if kept else data
     if not touched and not merged.num_rows:
         return
+    merged = sort_clustered(merged, spec.name)
     now = int(time.time() * 1000)
     written: list[Path] = []
     try:
@@ -85,7 +103,112 @@ def replace_by_key(
         raise
 
 
-def _write(root: Path, store_id: str, chunk: pa.Table, now: int, written: list[Path]) -> AddAction:
+def compact_partition(
+    table: DeltaTable,
+    root: Path,
+    spec: TableSpec,
+    store_id: str,
+    commit_properties: CommitProperties | None = None,
+) -> tuple[int, int]:
+    """Merge the small files of `store_id`'s partition into clustered files of about
+    TARGET_FILE_SIZE, in one commit; returns (files removed, files added).
+
+    After a full sync every file is a small page, so the whole partition comes out sorted;
+    after an incremental one only its few new files are read. Delta's own compaction
+    bin-packs files in no particular order, which gave every file rows of all ages."""
+    files = _partition_files(table, store_id, None)
+    small = [f for f in files if f["size_bytes"] < SMALL_FILE_BYTES]
+    if len(small) < 2:
+        return 0, 0
+    data_schema = spec.schema.remove(spec.schema.get_field_index(STORE_COLUMN))
+    total = sum(f["num_records"] or 0 for f in small)
+    per_file = _balanced(total, _rows_per_file(files))
+    columns = ", ".join(quote_identifier(name) for name in data_schema.names)
+    now = int(time.time() * 1000)
+    written: list[Path] = []
+    connection = duckdb.connect()
+    try:
+        # DuckDB sorts out of core, so a full sync of a large store is not held in memory
+        # at once; the files are streamed out in slices of one output file each.
+        reader = connection.sql(
+            f"SELECT {columns} FROM read_parquet($paths, hive_partitioning = false,"
+            f" union_by_name = true) ORDER BY {_order_by(spec)}",
+            params={"paths": [str(root / f["path"]) for f in small]},
+        ).to_arrow_reader(ROW_GROUP_ROWS)
+        adds: list[AddAction] = []
+        pending = data_schema.empty_table()
+        for batch in reader:
+            pending = pa.concat_tables([pending, pa.Table.from_batches([batch]).cast(data_schema)])
+            while pending.num_rows >= per_file:
+                chunk = pending.slice(0, per_file)
+                adds.append(_write(root, store_id, chunk, now, written, False))
+                pending = pending.slice(per_file)
+        if pending.num_rows:
+            adds.append(_write(root, store_id, pending, now, written, False))
+        removes = [
+            RemoveAction(f["path"], False, now, f["size_bytes"], {STORE_COLUMN: store_id})
+            for f in small
+        ]
+        table.create_write_transaction(
+            [*removes, *adds],
+            mode="append",
+            schema=spec.schema,
+            partition_by=[STORE_COLUMN],
+            commit_properties=commit_properties,
+        )
+    except (OSError, pa.ArrowException, duckdb.Error, CommitFailedError):
+        # As in replace_by_key: only files of a commit that surely failed are removed.
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
+    finally:
+        connection.close()
+    return len(removes), len(adds)
+
+
+def sort_clustered(data: pa.Table, name: str) -> pa.Table:
+    """`data` (rows of table `name`) in clustering order. String keys (ids) go by length,
+    then value: platform ids are a fixed prefix and a growing number, so this is their
+    numeric order, which follows creation time, where plain string order puts o10 before
+    o9."""
+    if data.num_rows < 2:
+        return data
+    sort_keys: list[tuple[str, str, str]] = []
+    helpers: list[str] = []
+    for column in clustering_key(name):
+        if column not in data.column_names:
+            continue
+        if pa.types.is_string(data.schema.field(column).type):
+            helper = f"__length_{column}"
+            data = data.append_column(helper, pc.utf8_length(data[column]))
+            helpers.append(helper)
+            sort_keys.append((helper, "ascending", "at_end"))
+        sort_keys.append((column, "ascending", "at_end"))
+    if not sort_keys:
+        return data
+    order = pc.sort_indices(data, options=pc.SortOptions(sort_keys))
+    return data.take(order).drop_columns(helpers)
+
+
+def _order_by(spec: TableSpec) -> str:
+    """sort_clustered's order as a DuckDB ORDER BY list."""
+    terms: list[str] = []
+    for column in clustering_key(spec.name):
+        quoted = quote_identifier(column)
+        if pa.types.is_string(spec.schema.field(column).type):
+            terms.append(f"length({quoted}) NULLS LAST")
+        terms.append(f"{quoted} NULLS LAST")
+    return ", ".join(terms)
+
+
+def _write(
+    root: Path,
+    store_id: str,
+    chunk: pa.Table,
+    now: int,
+    written: list[Path],
+    data_change: bool = True,
+) -> AddAction:
     """Write `chunk` as a new file of the store's partition; its add action."""
     relative = f"{STORE_COLUMN}={store_id}/part-00000-{uuid.uuid4()}-c000.snappy.parquet"
     path = root / relative
@@ -93,14 +216,45 @@ def _write(root: Path, store_id: str, chunk: pa.Table, now: int, written: list[P
     written.append(path)
     pq.write_table(chunk, path, compression="snappy", row_group_size=ROW_GROUP_ROWS)
     stats = json.dumps(_stats(chunk))
-    return AddAction(relative, path.stat().st_size, {STORE_COLUMN: store_id}, now, True, stats)
+    size = path.stat().st_size
+    return AddAction(relative, size, {STORE_COLUMN: store_id}, now, data_change, stats)
 
 
-def _partition_files(table: DeltaTable, store_id: str) -> list[dict[str, Any]]:
+def _partition_files(table: DeltaTable, store_id: str, key: str | None) -> list[dict[str, Any]]:
+    """The add actions of the store's partition: path, size, rows and, with `key`, the
+    key column's bounds as "min"/"max" (None where the file has no statistics)."""
     actions = pa.table(table.get_add_actions(flatten=True))
     store = actions[f"partition.{STORE_COLUMN}"]
     mine = actions.filter(pc.equal(store, store_id))
-    return mine.select(["path", "size_bytes", "num_records"]).to_pylist()
+    files = mine.select(["path", "size_bytes", "num_records"]).to_pylist()
+    if key is not None:
+        for bound in ("min", "max"):
+            column = f"{bound}.{key}"
+            values = mine[column].to_pylist() if column in mine.column_names else None
+            for i, f in enumerate(files):
+                f[bound] = values[i] if values is not None else None
+    return files
+
+
+def _may_hold(files: list[dict[str, Any]], key: str, value_set: pa.Array) -> list[dict[str, Any]]:
+    """The files whose statistics do not rule out holding one of `value_set` in `key`:
+    a file is skipped only when no wanted value lies between its exact min and max."""
+    wanted = sorted(v for v in value_set.to_pylist() if v is not None)
+    candidates: list[dict[str, Any]] = []
+    for f in files:
+        low, high = f.get("min"), f.get("max")
+        if not _trusted(low) or not _trusted(high):
+            candidates.append(f)
+            continue
+        # Python compares str by code point, which is UTF-8 byte order as in Parquet.
+        first = bisect.bisect_left(wanted, low)
+        if first < len(wanted) and wanted[first] <= high:
+            candidates.append(f)
+    return candidates
+
+
+def _trusted(bound: Any) -> bool:
+    return isinstance(bound, str) and len(bound) < MAX_TRUSTED_BOUND_CHARS
 
 
 def _holding(
@@ -139,9 +293,17 @@ def _rows_per_file(files: list[dict[str, Any]]) -> int:
     return max(1_000, int(TARGET_FILE_SIZE / (size / records)))
 
 
+def _balanced(rows: int, rows_per_file: int) -> int:
+    """Rows per file that split `rows` into equal files of at most `rows_per_file`: no
+    small remainder file, which the next compaction would have to fold in again."""
+    files = max(1, math.ceil(rows / rows_per_file))
+    return max(1, math.ceil(rows / files))
+
+
 def _chunks(data: pa.Table, rows_per_file: int) -> Iterator[pa.Table]:
-    for start in range(0, max(data.num_rows, 1), rows_per_file):
-        chunk = data.slice(start, rows_per_file)
+    per_file = _balanced(data.num_rows, rows_per_file)
+    for start in range(0, max(data.num_rows, 1), per_file):
+        chunk = data.slice(start, per_file)
         if chunk.num_rows:
             yield chunk
 

@@ -42,6 +42,23 @@ TABLE_CONFIGURATION: dict[str, str | None] = {
 _STORE_ID = re.compile(r"^[a-z0-9_]+$")
 
 
+def clustering_key(name: str) -> tuple[str, ...]:
+    """The columns that order the rows of a store's partition of `name`, so that each file
+    holds one contiguous range of them and a change touches the files of its range only.
+
+    Parents go by creation time then id: incremental syncs mostly change recent records.
+    Children go by their parent's id then their own: their replacement is keyed by the
+    parent, and platform ids grow with creation time (ordered numerically, see
+    warehouse.rewrite.sort_clustered), so this is roughly creation order too. Tables
+    without either (exchange_rates) go by primary key."""
+    table_spec = spec(name)
+    if table_spec.parent_key is not None:
+        return (table_spec.parent_key, *table_spec.primary_key)
+    if "created_at" in table_spec.schema.names:
+        return ("created_at", *table_spec.primary_key)
+    return table_spec.primary_key
+
+
 def table_path(settings: Settings, name: str) -> Path:
     """The directory of table `name`; raises KeyError for a name that is not a table."""
     spec(name)

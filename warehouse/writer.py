@@ -23,7 +23,7 @@ from deltalake import CommitProperties, DeltaTable, write_deltalake
 from platforms.base import ChangePage
 from quarry.settings import Settings
 from warehouse.pages import child_specs, conform, dataset_tables, normalize, parent_table
-from warehouse.rewrite import replace_by_key
+from warehouse.rewrite import replace_by_key, sort_clustered
 from warehouse.tables import (
     STORE_COLUMN,
     ensure_tables,
@@ -110,7 +110,9 @@ class StoreWriter:
     def _replace_partition(self, page: ChangePage, parent: str | None) -> dict[str, int]:
         written: dict[str, int] = {}
         for name in dataset_tables(parent, page.tables):
-            rows = page.tables.get(name, spec(name).schema.empty_table())
+            # Sorted, so that compaction (which sorts the partition's small files) mostly
+            # finds runs already in order.
+            rows = sort_clustered(page.tables.get(name, spec(name).schema.empty_table()), name)
             # A predicate on the partition column alone: Delta drops the store's files
             # without reading them.
             write_deltalake(
@@ -130,7 +132,10 @@ class StoreWriter:
         for name, rows in page.tables.items():
             if rows.num_rows:
                 write_deltalake(
-                    self.table(name), rows, mode="append", commit_properties=self._commit("full")
+                    self.table(name),
+                    sort_clustered(rows, name),
+                    mode="append",
+                    commit_properties=self._commit("full"),
                 )
             written[name] = rows.num_rows
         return written

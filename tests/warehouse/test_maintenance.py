@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from quarry.errors import ConfigurationError
 from quarry.settings import Settings
 from registry.db import Registry
 from tests.warehouse.conftest import current_rows, fetch_dicts, orders_page
+from warehouse import rewrite
 from warehouse.maintenance import last_checkpoint, maintain
 from warehouse.reader import WarehouseReader
 from warehouse.snapshots import record_snapshot
@@ -114,3 +117,53 @@ def test_retention_below_an_hour_is_refused(quarry_env: Settings, registry: Regi
     settings = quarry_env.model_copy(update={"vacuum_retention_hours": 0})
     with pytest.raises(ConfigurationError, match="QUARRY_VACUUM_RETENTION_HOURS"):
         maintain(settings, "orders", registry=registry)
+
+
+def _file_ranges(settings: Settings, table: str, store: str, key: str) -> dict[str, tuple]:
+    """Each file of the store's partition: (min, max) of `key` from its Delta statistics."""
+    actions = pa.table(open_table(settings, table).get_add_actions(flatten=True))
+    rows = actions.filter(pc.equal(actions["partition.store_id"], store)).to_pylist()
+    return {r["path"]: (r[f"min.{key}"], r[f"max.{key}"]) for r in rows}
+
+
+def test_compaction_clusters_a_full_sync_so_a_recent_change_rewrites_one_file(
+    quarry_env: Settings, registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Files of 100 rows, and every page file counts as small.
+    monkeypatch.setattr(rewrite, "_rows_per_file", lambda files: 100)
+    monkeypatch.setattr(rewrite, "SMALL_FILE_BYTES", 1 << 40)
+    writer = StoreWriter(quarry_env, "st_a")
+    # Pages interleave creation times (every tenth order), as a sync by update time would.
+    for page in range(10):
+        numbers = range(1000 + page, 1500, 10)
+        writer.apply(orders_page("st_a", numbers), full=True, first=page == 0)
+    for table in ("orders", "order_lines"):
+        maintain(quarry_env, table, "st_a", registry=registry)
+    before = current_rows(quarry_env, "orders")
+
+    orders = sorted(_file_ranges(quarry_env, "orders", "st_a", "id").values())
+    assert orders == [(f"st_a-o{n}", f"st_a-o{n + 99}") for n in range(1000, 1500, 100)]
+    lines = sorted(_file_ranges(quarry_env, "order_lines", "st_a", "order_id").values())
+    assert lines == [(f"st_a-o{n}", f"st_a-o{n + 49}") for n in range(1000, 1500, 50)]
+
+    # Statistics rule out every file but the newest before any is opened.
+    opened: list[str] = []
+    holding = rewrite._holding
+
+    def spy(root: Path, files: list, key: str, value_set: pa.Array) -> list:
+        opened.extend(f["path"] for f in files)
+        return holding(root, files, key, value_set)
+
+    monkeypatch.setattr(rewrite, "_holding", spy)
+    files_before = set(_file_ranges(quarry_env, "orders", "st_a", "id"))
+    StoreWriter(quarry_env, "st_a").apply(
+        orders_page("st_a", [1498, 1499, 1500], version=1), full=False, first=False
+    )
+    files_after = set(_file_ranges(quarry_env, "orders", "st_a", "id"))
+    assert len(files_before - files_after) == 1
+    assert len(opened) == 2  # the newest file of orders, and of order_lines
+    after = {r["id"]: r for r in current_rows(quarry_env, "orders")}
+    assert {r["id"]: r for r in before if r["id"] not in after} == {}
+    assert after["st_a-o1499"]["tags"] == "v1"
+    assert after["st_a-o1500"]["tags"] == "v1"
+    assert after["st_a-o1000"] == next(r for r in before if r["id"] == "st_a-o1000")

@@ -9,6 +9,7 @@ import pytest
 from quarry.settings import Settings
 from warehouse.schemas import TABLES
 from warehouse.tables import (
+    clustering_key,
     current_versions,
     ensure_tables,
     open_table,
@@ -57,3 +58,12 @@ def test_store_ids_are_checked_before_they_reach_sql(quarry_env: Settings) -> No
             store_predicate(bad)
     with pytest.raises(KeyError, match="not a warehouse table"):
         table_path(quarry_env, "ordres")
+
+
+def test_clustering_keys_put_parents_by_creation_and_children_by_parent() -> None:
+    assert clustering_key("orders") == ("created_at", "id")
+    assert clustering_key("customers") == ("created_at", "id")
+    assert clustering_key("order_lines") == ("order_id", "id")
+    assert clustering_key("sales") == ("order_id", "id")
+    assert clustering_key("product_variants") == ("product_id", "id")
+    assert clustering_key("exchange_rates") == ("date", "base", "currency")

@@ -20,6 +20,7 @@ from tests.warehouse.conftest import (
     orders_page,
     rows_table,
 )
+from warehouse.rewrite import _may_hold, sort_clustered
 from warehouse.tables import delete_store, open_table
 from warehouse.writer import StoreWriter, replace_children, upsert_rows
 
@@ -261,3 +262,37 @@ def test_children_of_parents_not_in_the_page_are_refused(quarry_env: Settings) -
         replace_children(quarry_env, "order_lines", "st_a", ["st_a-o1"], line_rows("st_a", [2]))
     assert current_rows(quarry_env, "orders", "st_a") == before
     assert len(current_rows(quarry_env, "order_lines", "st_a")) == 4
+
+
+def test_clustering_sorts_ids_numerically_after_creation_time() -> None:
+    lines = pa.table(
+        {
+            "id": ["st_a-l10-0", "st_a-l9-1", "st_a-l9-0", "st_a-l100-0"],
+            "order_id": ["st_a-o10", "st_a-o9", "st_a-o9", "st_a-o100"],
+        }
+    )
+    # By parent in numeric order (o9 before o10, where string order puts it last), then id.
+    assert sort_clustered(lines, "order_lines")["id"].to_pylist() == [
+        "st_a-l9-0",
+        "st_a-l9-1",
+        "st_a-l10-0",
+        "st_a-l100-0",
+    ]
+    orders = order_rows("st_a", [3, 1, 2]).append_column("n", pa.array([3, 1, 2]))
+    assert sort_clustered(orders, "orders")["n"].to_pylist() == [1, 2, 3]
+
+
+def test_statistics_skip_only_files_that_cannot_hold_a_key() -> None:
+    files = [
+        {"path": "a", "min": "st_a-o100", "max": "st_a-o199"},
+        {"path": "b", "min": "st_a-o200", "max": "st_a-o299"},
+        {"path": "none", "min": None, "max": None},  # no statistics: never skipped
+        {"path": "long", "min": "st_a-o5", "max": "st_a-o5" + "9" * 80},  # maybe truncated
+    ]
+    found = _may_hold(files, "id", pa.array(["st_a-o150", "st_a-o300"]))
+    assert [f["path"] for f in found] == ["a", "none", "long"]
+    assert [f["path"] for f in _may_hold(files, "id", pa.array(["st_a-o200"]))] == [
+        "b",
+        "none",
+        "long",
+    ]
