@@ -1,7 +1,8 @@
 """Exports end to end, as `quarry up` runs them: the API under uvicorn, dagster-webserver and
 dagster-daemon on free loopback ports with a temporary DAGSTER_HOME, a synced demo account.
 
-One slow path, in order: a job accepted while Dagster is down completes once it is up; a run
+The stack is the session fixture `stack` (tests/exports/conftest.py). One slow path, in
+order: a job accepted while Dagster is down completes once it is up; a run
 is polled and downloaded and its rows equal the record endpoint's; the hostile store comes
 out inert in every format; a worker killed mid-run ends its job failed and a rerun succeeds;
 a full re-sync removes exactly that store's files.
@@ -9,221 +10,31 @@ a full re-sync removes exactly that store's files.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import os
-import shutil
 import signal
-import socket
-import subprocess
-import sys
-import tempfile
 import time
 import zipfile
-from collections.abc import Callable, Iterator
-from datetime import date
 from pathlib import Path
 from typing import Any
 
-import httpx
 import openpyxl
 import pytest
-import yaml
 
 from destinations.base import Delivery, temporary_name
-from exports.configs import apply_file
 from exports.neutralise import FORMULA_TRIGGERS, neutralise
-from pipelines.instance import write_instance_config
 from pipelines.runner import sync_stores
-from platforms.demo.seed import seed_demo
-from quarry.settings import Settings, load_settings
-from registry.accounts import list_stores
-from registry.db import Registry
-from registry.keys import create_key
-from registry.models import ExportConfig, ExportJob
+from registry.models import ExportJob
 from tests.api.conftest import isolated_env
+from tests.exports.conftest import Stack, apply, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("exports-end-to-end")]
-ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
 ISO = "%Y-%m-%dT%H:%M:%S.%fZ"
-STOP_GRACE = 10.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for(check: Callable[[], Any], what: str, timeout: float = 90.0, every: float = 0.5) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-
-
-class Services:
-    """Child processes in their own sessions, stopped like `quarry up` stops them."""
-
-    def __init__(self, env: dict[str, str], logs: Path) -> None:
-        self.env, self.logs = env, logs
-        self.children: list[subprocess.Popen[bytes]] = []
-
-    def start(self, name: str, *command: str) -> None:
-        log = (self.logs / f"{name}.log").open("wb")
-        self.children.append(
-            subprocess.Popen(
-                command,
-                cwd=ROOT,
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        )
-
-    def stop(self) -> None:
-        for child in self.children:
-            _signal(child, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_GRACE
-        while time.monotonic() < deadline and any(c.poll() is None for c in self.children):
-            time.sleep(0.2)
-        for child in self.children:
-            _signal(child, signal.SIGKILL)
-            child.wait()
-
-
-def _signal(child: subprocess.Popen[bytes], signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(child.pid, signum)
-
-
-class Stack:
-    def __init__(self, settings: Settings, registry: Registry, services: Services) -> None:
-        self.settings, self.registry, self.services = settings, registry, services
-        self.api_port, self.dagster_port = free_port(), free_port()
-        self.http = httpx.Client(base_url=f"http://127.0.0.1:{self.api_port}", timeout=30)
-        self.account = ""
-        self.key = ""
-        self.store_ids: list[str] = []
-        self.waiting_job = ""
-        self.dagster_started = False
-
-    def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        headers = {"Authorization": f"Bearer {self.key}", **kwargs.pop("headers", {})}
-        return self.http.request(method, path, headers=headers, **kwargs)
-
-    def config_id(self, name: str) -> str:
-        with self.registry.session() as session:
-            return next(
-                c.id for c in session.query(ExportConfig).filter_by(account_id=self.account)
-                if c.name == name
-            )  # fmt: skip
-
-    def run(self, name: str) -> str:
-        response = self.request("POST", f"/v1/exports/{self.config_id(name)}/run")
-        assert response.status_code == 202, response.text
-        return response.json()["job_id"]
-
-    def job(self, job_id: str) -> dict[str, Any]:
-        response = self.request("GET", f"/v1/export-jobs/{job_id}")
-        assert response.status_code == 200, response.text
-        return response.json()
-
-    def finished(self, job_id: str, timeout: float = 120.0) -> dict[str, Any]:
-        return wait_for(
-            lambda: (j := self.job(job_id))["status"] in ("completed", "failed") and j,
-            f"job {job_id} to finish",
-            timeout,
-        )
-
-    def download(self, job_id: str) -> httpx.Response:
-        return self.request("GET", f"/v1/export-jobs/{job_id}/download")
-
-    def start_dagster(self) -> None:
-        if self.dagster_started:
-            return
-        self.dagster_started = True
-        workspace = str(ROOT / "workspace.yaml")
-        self.services.start(
-            "dagster-webserver", str(BIN / "dagster-webserver"), "-w", workspace,
-            "-h", "127.0.0.1", "-p", str(self.dagster_port),
-        )  # fmt: skip
-        self.services.start("dagster-daemon", str(BIN / "dagster-daemon"), "run", "-w", workspace)
-        wait_for(self._dagster_up, "the Dagster webserver", timeout=120)
-
-    def _dagster_up(self) -> bool:
-        try:
-            response = httpx.get(f"http://127.0.0.1:{self.dagster_port}/server_info", timeout=2)
-        except httpx.HTTPError:
-            return False
-        return response.status_code == 200
-
-
-@pytest.fixture(scope="module")
-def stack() -> Iterator[Stack]:
-    fast = Path("/dev/shm").is_dir() and os.access("/dev/shm", os.W_OK)
-    base = Path(tempfile.mkdtemp(prefix="quarry-e2e-", dir="/dev/shm" if fast else None))
-    dagster_port = free_port()
-    extra = {
-        "DAGSTER_HOME": str(base / "dagster"),
-        "QUARRY_DAGSTER_URL": f"http://127.0.0.1:{dagster_port}",
-    }
-    with isolated_env(str(base / "quarry-home"), **extra):
-        settings = load_settings()
-        env = dict(os.environ)
-    # The checkout on the path of every child, whatever the installed package lists.
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    write_instance_config(settings)
-    registry = Registry(settings)
-    services = Services(env, base)
-    made = Stack(settings, registry, services)
-    made.dagster_port = dagster_port
-    try:
-        with isolated_env(str(settings.home), **extra):
-            made.account = seed_demo(
-                settings, registry, orders=600, stores=3, seed=5, anchor=date(2024, 6, 1)
-            )
-            with registry.session() as session:
-                made.store_ids = [s.id for s in list_stores(session, made.account)]
-                made.key = create_key(
-                    session, account_id=made.account, scopes=["read_data", "exports"]
-                ).secret
-            outcomes = sync_stores(settings, registry)
-            assert all(o.success for o in outcomes), [o.error for o in outcomes]
-        services.start(
-            "api", sys.executable, "-m", "uvicorn", "api.main:create_app", "--factory",
-            "--host", "127.0.0.1", "--port", str(made.api_port),
-        )  # fmt: skip
-        wait_for(lambda: _answers(made), "the API")
-        yield made
-    finally:
-        services.stop()
-        made.http.close()
-        registry.dispose()
-        shutil.rmtree(base, ignore_errors=True)
-
-
-def _answers(stack: Stack) -> bool:
-    try:
-        return stack.http.get("/healthz").status_code == 200
-    except httpx.HTTPError:
-        return False
-
-
-def apply(stack: Stack, document: dict[str, Any]) -> None:
-    path = stack.settings.home / "e2e.yaml"
-    path.write_text(yaml.safe_dump(document, allow_unicode=True))
-    with stack.registry.session() as session:
-        apply_file(session, stack.settings, stack.account, path)
 
 
 def test_a_job_accepted_while_dagster_is_down_waits(stack: Stack) -> None:
+    stack.stop_dagster()  # the stack is shared: another module may have started it
     ready = stack.http.get("/readyz").json()
     assert ready["exports"]["dagster_webserver"] == "unreachable"
     stack.waiting_job = stack.run("Orders (CSV)")
