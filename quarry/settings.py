@@ -8,11 +8,14 @@ import secrets
 import warnings
 from functools import cached_property
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from quarry.errors import ConfigurationError
+
+SettingsT = TypeVar("SettingsT", bound=BaseSettings)
 
 
 class Settings(BaseSettings):
@@ -139,13 +142,20 @@ def _read_key(key_file: Path) -> str:
     return key
 
 
-def load_settings(**overrides: object) -> Settings:
-    """Read the environment now. Raises ConfigurationError on a value that does not parse."""
+def read_environment(cls: type[SettingsT], **overrides: object) -> SettingsT:
+    """Build the settings class `cls` from the environment now. A value that does not parse
+    is one ConfigurationError naming the variable (the class's env_prefix + field)."""
     from pydantic import ValidationError
 
     try:
-        return Settings(**overrides)  # type: ignore[arg-type]
+        return cls(**overrides)  # type: ignore[arg-type]
     except ValidationError as exc:
         first = exc.errors()[0]
-        name = "QUARRY_" + "_".join(str(p) for p in first["loc"]).upper()
+        prefix = str(cls.model_config.get("env_prefix", ""))
+        name = prefix + "_".join(str(p) for p in first["loc"]).upper()
         raise ConfigurationError(f"{name}: {first['msg']}") from exc
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read the environment now. Raises ConfigurationError on a value that does not parse."""
+    return read_environment(Settings, **overrides)

@@ -20,6 +20,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from quarry.crypto import SecretBox
 from quarry.errors import ConfigurationError, InvalidRequest
+from quarry.settings import read_environment
 
 # A current stable Admin API version. Shopify supports each version for about a year, so
 # the default is a setting (QUARRY_SHOPIFY_API_VERSION) and a per-store override.
@@ -61,14 +62,7 @@ class ShopifySettings(BaseSettings):
 
 def load_shopify_settings(**overrides: Any) -> ShopifySettings:
     """Read QUARRY_SHOPIFY_* now; a value that does not parse is one ConfigurationError."""
-    from pydantic import ValidationError
-
-    try:
-        return ShopifySettings(**overrides)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        name = "QUARRY_SHOPIFY_" + "_".join(str(p) for p in first["loc"]).upper()
-        raise ConfigurationError(f"{name}: {first['msg']}") from exc
+    return read_environment(ShopifySettings, **overrides)
 
 
 def normalize_domain(value: str, field: str = "domain") -> str:
