@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 from exports.csv_writer import CsvWriter
 from exports.definition import PartSpec, StoredConfig
@@ -40,11 +41,14 @@ CONTENT_TYPES = {
 
 @dataclass(frozen=True)
 class Table:
-    """One part of a file: its title row and a stream of value rows."""
+    """One part of a file: its title row and a stream of value rows. A record part also
+    offers the same rows as Arrow `batches` (both views share one lazy stream, so a writer
+    consumes one or the other): the CSV writer formats those a column at a time."""
 
     name: str
     titles: list[str]
     rows: Iterator[Sequence[Any]]
+    batches: Iterator[pa.RecordBatch] | None = None
 
 
 @dataclass(frozen=True)
@@ -68,9 +72,15 @@ def stored_file(settings: Settings, job_id: str, file_format: str) -> Path:
     return settings.exports_dir / job_id / f"export{EXTENSIONS[file_format]}"
 
 
-def _batches(cursor: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> Iterator[tuple]:
+def _batches(
+    cursor: duckdb.DuckDBPyConnection, sql: str, params: list[Any]
+) -> Iterator[pa.RecordBatch]:
     # A relation streams: DuckDB hands over one batch at a time, never the whole result.
-    for batch in cursor.sql(sql, params=params).to_arrow_reader(BATCH_ROWS):
+    yield from cursor.sql(sql, params=params).to_arrow_reader(BATCH_ROWS)
+
+
+def _rows(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple]:
+    for batch in batches:
         yield from zip(*(column.to_pylist() for column in batch.columns), strict=True)
 
 
@@ -98,7 +108,8 @@ def record_table(
         f'SELECT {", ".join(sources)} FROM "{ds.table}" WHERE {" AND ".join(where)} '
         'ORDER BY "created_at", "id"'
     )
-    return Table(part.name, titles, _batches(cursor, sql, params))
+    batches = _batches(cursor, sql, params)
+    return Table(part.name, titles, _rows(batches), batches)
 
 
 def query_table(
@@ -183,10 +194,7 @@ def _write(
                 rows, cut = rows + written, cut + cells
             else:
                 with archive.text_member(f"{table.name}.csv") as stream:
-                    writer = CsvWriter(stream, options)
-                    writer.header(table.titles)
-                    writer.rows(table.rows)
-                rows += writer.rows_written
+                    rows += _csv_table(CsvWriter(stream, options), table)
     finally:
         archive.close()
     return rows, cut
@@ -194,7 +202,15 @@ def _write(
 
 def _csv(path: Path, options: FormatOptions, table: Table) -> int:
     with path.open("w", encoding="utf-8", newline="") as stream:
-        writer = CsvWriter(stream, options)
-        writer.header(table.titles)
+        return _csv_table(CsvWriter(stream, options), table)
+
+
+def _csv_table(writer: CsvWriter, table: Table) -> int:
+    """Rows written: Arrow batches when the table has them (the vectorised path), else
+    the Python rows (query parts, already Python values)."""
+    writer.header(table.titles)
+    if table.batches is not None:
+        writer.batches(table.batches)
+    else:
         writer.rows(table.rows)
     return writer.rows_written
