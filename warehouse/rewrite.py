@@ -84,17 +84,8 @@ def replace_by_key(
             _write(root, store_id, chunk, now, written)
             for chunk in _chunks(merged, _rows_per_file(files))
         ]
-        removes = [
-            RemoveAction(f["path"], True, now, f["size_bytes"], {STORE_COLUMN: store_id})
-            for f in touched
-        ]
-        table.create_write_transaction(
-            [*removes, *adds],
-            mode="append",
-            schema=spec.schema,
-            partition_by=[STORE_COLUMN],
-            commit_properties=commit_properties,
-        )
+        removes = _removals(touched, store_id, now, data_change=True)
+        _commit(table, spec, [*removes, *adds], commit_properties)
     except (OSError, pa.ArrowException, CommitFailedError):
         # Files of a commit that surely did not happen would stay on disk until a full
         # vacuum. Any other failure may come after the commit: its files then stay.
@@ -145,17 +136,8 @@ def compact_partition(
                 pending = pending.slice(per_file)
         if pending.num_rows:
             adds.append(_write(root, store_id, pending, now, written, False))
-        removes = [
-            RemoveAction(f["path"], False, now, f["size_bytes"], {STORE_COLUMN: store_id})
-            for f in small
-        ]
-        table.create_write_transaction(
-            [*removes, *adds],
-            mode="append",
-            schema=spec.schema,
-            partition_by=[STORE_COLUMN],
-            commit_properties=commit_properties,
-        )
+        removes = _removals(small, store_id, now, data_change=False)
+        _commit(table, spec, [*removes, *adds], commit_properties)
     except (OSError, pa.ArrowException, duckdb.Error, CommitFailedError):
         # As in replace_by_key: only files of a commit that surely failed are removed.
         for path in written:
@@ -164,6 +146,31 @@ def compact_partition(
     finally:
         connection.close()
     return len(removes), len(adds)
+
+
+def _removals(
+    files: list[dict[str, Any]], store_id: str, now: int, *, data_change: bool
+) -> list[RemoveAction]:
+    return [
+        RemoveAction(f["path"], data_change, now, f["size_bytes"], {STORE_COLUMN: store_id})
+        for f in files
+    ]
+
+
+def _commit(
+    table: DeltaTable,
+    spec: TableSpec,
+    actions: list[Any],
+    commit_properties: CommitProperties | None,
+) -> None:
+    """One Delta commit of removals and additions: readers see all of it or none."""
+    table.create_write_transaction(
+        actions,
+        mode="append",
+        schema=spec.schema,
+        partition_by=[STORE_COLUMN],
+        commit_properties=commit_properties,
+    )
 
 
 def sort_clustered(data: pa.Table, name: str) -> pa.Table:
