@@ -164,7 +164,6 @@ class Stack:
         self.account = ""
         self.key = ""
         self.store_ids: list[str] = []
-        self.waiting_job = ""
         self.dagster_started = False
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
