@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
+from exports.csv_copy import CopySource, copy_csv
 from exports.csv_writer import CsvWriter
 from exports.definition import PartSpec, StoredConfig
 from exports.naming import EXTENSIONS
@@ -49,6 +51,9 @@ class Table:
     titles: list[str]
     rows: Iterator[Sequence[Any]]
     batches: Iterator[pa.RecordBatch] | None = None
+    # A record part can also write itself as a whole CSV file with DuckDB's COPY
+    # (exports.csv_copy): (options, path) -> rows written, or None to use the writer.
+    copy_csv: Callable[[FormatOptions, Path], int | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -104,12 +109,17 @@ def record_table(
     where = [f'"store_id" IN ({", ".join("?" * len(store_ids))})']
     where += [c.sql for c in query.conditions]
     params: list[Any] = [*store_ids, *(v for c in query.conditions for v in c.params)]
-    sql = (
-        f'SELECT {", ".join(sources)} FROM "{ds.table}" WHERE {" AND ".join(where)} '
-        'ORDER BY "created_at", "id"'
+    source = CopySource(
+        columns=sources,
+        from_where=f'FROM "{ds.table}" WHERE {" AND ".join(where)}',
+        order_by='"created_at", "id"',
+        params=params,
     )
+    sql = f"SELECT {', '.join(sources)} {source.from_where} ORDER BY {source.order_by}"
     batches = _batches(cursor, sql, params)
-    return Table(part.name, titles, _rows(batches), batches)
+    return Table(
+        part.name, titles, _rows(batches), batches, partial(copy_csv, cursor, source, titles)
+    )
 
 
 def query_table(
@@ -201,6 +211,10 @@ def _write(
 
 
 def _csv(path: Path, options: FormatOptions, table: Table) -> int:
+    if table.copy_csv is not None:
+        rows = table.copy_csv(options, path)
+        if rows is not None:
+            return rows
     with path.open("w", encoding="utf-8", newline="") as stream:
         return _csv_table(CsvWriter(stream, options), table)
 

@@ -13,7 +13,9 @@ from typing import Any
 import openpyxl
 import pytest
 
+from exports import produce
 from exports.cleanup import remove_expired_files, remove_files_for_store
+from exports.csv_copy import copy_csv
 from exports.neutralise import neutralise
 from registry.models import ExportJob
 from tests.api.world import HOSTILE_TEXTS, World
@@ -86,6 +88,28 @@ def test_rows_equal_the_record_endpoints(export_world: World, configs: dict[str,
     with export_world.registry.session() as session:
         job = session.get(ExportJob, job_id)
         assert job is not None and job.status == "completed" and job.file_name.endswith(".csv")
+
+
+def test_a_record_csv_is_written_by_copy_as_the_writer_would(
+    export_world: World, configs: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copied: list[int | None] = []
+
+    def spy(*args: Any) -> int | None:
+        copied.append(copy_csv(*args))
+        return copied[-1]
+
+    monkeypatch.setattr(produce, "copy_csv", spy)
+    by_copy, failure = run_config(export_world, configs["Hostile csv"])
+    assert failure is None and copied == [len(HOSTILE_TEXTS)]
+    monkeypatch.setattr(produce, "copy_csv", lambda *args: None)
+    by_writer, failure = run_config(export_world, configs["Hostile csv"])
+    assert failure is None
+    settings = export_world.settings
+    assert (
+        stored(settings, export_world, by_copy).read_bytes()
+        == stored(settings, export_world, by_writer).read_bytes()
+    )
 
 
 def test_hostile_store_is_inert_in_csv(export_world: World, configs: dict[str, str]) -> None:

@@ -1,0 +1,116 @@
+"""CSV written by DuckDB's COPY (exports.csv_copy) against the value-by-value CsvWriter
+over the same rows: the bytes must be identical for every column type DuckDB formats,
+the hostile demo values and every option; what it cannot format exactly it declines."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from exports.csv_arrow import parse_date_format
+from exports.csv_copy import CopySource, copy_csv
+from exports.options import FormatOptions
+from tests.exports.test_csv_arrow import OPTIONS, _old, _table
+
+# The Python-only types of the shared table: floats and lists (and nanoseconds, below).
+UNSUPPORTED = ("ratio", "tags")
+
+
+def _connection(table: pa.Table) -> duckdb.DuckDBPyConnection:
+    connection = duckdb.connect()
+    # A session zone unlike every configured one: formatting must not depend on it.
+    connection.execute("SET TimeZone = 'America/Sao_Paulo'")
+    # An index column keeps the oracle's row order through the COPY's ORDER BY.
+    connection.register("source", table.append_column("n", pa.array(range(table.num_rows))))
+    return connection
+
+
+def _copy(
+    connection: duckdb.DuckDBPyConnection,
+    names: list[str],
+    options: FormatOptions,
+    path: Path,
+    where: str = "TRUE",
+    params: tuple[object, ...] = (),
+) -> bytes | None:
+    source = CopySource(
+        columns=[f'"{n}"' for n in names],
+        from_where=f"FROM source WHERE {where}",
+        order_by='"n"',
+        params=list(params),
+    )
+    rows = copy_csv(connection, source, names, options, path)
+    return None if rows is None else path.read_bytes()
+
+
+def _supported() -> pa.Table:
+    table = _table()
+    return table.select([n for n in table.column_names if n not in UNSUPPORTED])
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: repr(o.to_json()))
+def test_every_supported_column_is_byte_identical(options: FormatOptions, tmp_path: Path) -> None:
+    table = _supported()
+    written = _copy(_connection(table), table.column_names, options, tmp_path / "out.csv")
+    if parse_date_format(options.date_format) is None:
+        # Locale-dependent or platform-defined directives: the Python path decides.
+        assert written is None
+    else:
+        assert written == _old(table, options)
+
+
+@pytest.mark.parametrize("options", OPTIONS[:4], ids=lambda o: repr(o.to_json()))
+def test_each_column_alone_is_byte_identical(options: FormatOptions, tmp_path: Path) -> None:
+    # One column per row is where csv.writer writes `""` for an empty field.
+    table = _supported()
+    connection = _connection(table)
+    for name in table.column_names:
+        written = _copy(connection, [name], options, tmp_path / f"{name}.csv")
+        assert written == _old(table.select([name]), options), name
+
+
+def test_filters_are_bound_parameters(tmp_path: Path) -> None:
+    table = _supported()
+    hostile = "x' OR TRUE --"
+    written = _copy(
+        _connection(table), ["text", "money"], FormatOptions(), tmp_path / "out.csv",
+        where='"text" = ? OR "small" < ?', params=(hostile, 3),
+    )  # fmt: skip
+    assert written == _old(table.select(["text", "money"]).slice(0, 3), FormatOptions())
+
+
+def test_no_rows_write_the_header_alone(tmp_path: Path) -> None:
+    table = _supported()
+    options = FormatOptions(delimiter=";", bom=True)
+    written = _copy(_connection(table), ["text", "at"], options, tmp_path / "out.csv", "FALSE")
+    assert written == _old(table.select(["text", "at"]).slice(0, 0), options)
+    assert written == "\ufefftext;at\r\n".encode()
+
+
+@pytest.mark.parametrize("name", UNSUPPORTED)
+def test_python_only_types_are_declined(name: str, tmp_path: Path) -> None:
+    table = _table()
+    assert _copy(_connection(table), ["text", name], FormatOptions(), tmp_path / "o.csv") is None
+
+
+def test_nanosecond_timestamps_are_declined(tmp_path: Path) -> None:
+    table = pa.table({"at": pa.array([1_700_000_000_123_456_000], pa.timestamp("ns", tz="UTC"))})
+    assert _copy(_connection(table), ["at"], FormatOptions(), tmp_path / "o.csv") is None
+
+
+def test_years_outside_four_digits_are_declined(tmp_path: Path) -> None:
+    # The C library does not pad %Y below 1000: the COPY stops and the caller falls back.
+    table = pa.table(
+        {"at": pa.array([datetime(2024, 1, 2, tzinfo=UTC), datetime(999, 1, 2, tzinfo=UTC)])}
+    )
+    assert _copy(_connection(table), ["at"], FormatOptions(), tmp_path / "o.csv") is None
+
+
+def test_a_zone_duckdb_does_not_know_is_declined(tmp_path: Path) -> None:
+    table = _supported().select(["at", "text"])
+    options = FormatOptions(time_zone="Not/A_Zone")
+    assert _copy(_connection(table), ["at", "text"], options, tmp_path / "o.csv") is None
