@@ -198,15 +198,27 @@ def _rates_sql(plan: Plan, stores: str) -> tuple[str, list[Any]]:
             + within
             + ")"
         )
+    # The latest rate on or before each day, carried forward by a window over the rates
+    # and the days sorted together (a rate sorts before a day of the same date). DuckDB's
+    # ASOF join gave the same rows ten times slower against the whole rate history.
     sql = (
         "WITH days AS ("
         + days
-        + "), usd AS (SELECT currency, date, rate FROM exchange_rates WHERE base = 'USD') "
-        "SELECT d.currency, d.date, theirs.rate, mine.rate FROM days d "
-        "ASOF LEFT JOIN usd theirs ON theirs.currency = d.currency AND d.date >= theirs.date "
-        "ASOF LEFT JOIN (SELECT date, rate FROM usd WHERE currency = "
+        + "), usd AS (SELECT currency, date, rate FROM exchange_rates WHERE base = 'USD' "
+        "AND date <= (SELECT max(date) FROM days)), "
+        "theirs AS (SELECT currency, date, is_day, last_value(rate IGNORE NULLS) OVER "
+        "(PARTITION BY currency ORDER BY date, is_day ROWS UNBOUNDED PRECEDING) AS rate FROM "
+        "(SELECT currency, date, rate, 0 AS is_day FROM usd "
+        "WHERE currency IN (SELECT currency FROM days) "
+        "UNION ALL SELECT currency, date, NULL, 1 FROM days)), "
+        "mine AS (SELECT date, is_day, last_value(rate IGNORE NULLS) OVER "
+        "(ORDER BY date, is_day ROWS UNBOUNDED PRECEDING) AS rate FROM "
+        "(SELECT date, rate, 0 AS is_day FROM usd WHERE currency = "
         + Sql.param(plan.currency)
-        + ") mine ON d.date >= mine.date"
+        + " UNION ALL SELECT DISTINCT date, NULL, 1 FROM days)) "
+        "SELECT d.currency, d.date, t.rate, m.rate FROM days d "
+        "JOIN theirs t ON t.is_day = 1 AND t.currency = d.currency AND t.date = d.date "
+        "JOIN mine m ON m.is_day = 1 AND m.date = d.date"
     )
     return sql.text, list(sql.params)
 
