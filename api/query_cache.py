@@ -27,7 +27,6 @@ DEFAULT_MAX_ENTRIES = 256
 # Cells (rows times columns) across every entry: a result has at most 10,000 rows, so a few wide
 # ones must not pin hundreds of megabytes.
 DEFAULT_MAX_CELLS = 500_000
-DEFAULT_TTL_SECONDS = 300.0
 
 
 @dataclass(frozen=True)
@@ -96,7 +95,7 @@ class QueryCache:
         *,
         max_entries: int = DEFAULT_MAX_ENTRIES,
         max_cells: int = DEFAULT_MAX_CELLS,
-        ttl_seconds: float = DEFAULT_TTL_SECONDS,
+        ttl_seconds: float,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.max_entries = max_entries
@@ -153,5 +152,7 @@ def app_query_cache(app: FastAPI) -> QueryCache:
     unique within one warehouse only, and two apps (tests) may read two warehouses."""
     cache: QueryCache | None = getattr(app.state, "query_cache", None)
     if cache is None:
-        cache = app.state.query_cache = QueryCache()
+        cache = app.state.query_cache = QueryCache(
+            ttl_seconds=app.state.settings.query_cache_seconds
+        )
     return cache

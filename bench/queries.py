@@ -223,7 +223,7 @@ def _measure(
         ours, body = timed(lambda: _post(client, query.text), ctx.repeats)
         detail["http"] = ours.to_json()
         detail["http_rows"] = len(body["rows"])
-        label = "through HTTP"
+        label = "through HTTP, uncached"
     else:
         ours = engine
         label = "in-process engine (HTTP not available)"

@@ -94,7 +94,7 @@ def test_key_holds_everything_else_an_answer_depends_on() -> None:
 
 
 def test_least_recently_used_goes_first() -> None:
-    cache = QueryCache(max_entries=2)
+    cache = QueryCache(max_entries=2, ttl_seconds=300)
     a, b, c = (key(f"FROM sales SHOW total_sales LIMIT {n}", MORNING) for n in (1, 2, 3))
     cache.put(a, result())
     cache.put(b, result())
@@ -117,7 +117,7 @@ def test_entries_expire_after_the_ttl() -> None:
 
 
 def test_size_is_bounded_in_cells() -> None:
-    cache = QueryCache(max_cells=90)
+    cache = QueryCache(max_cells=90, ttl_seconds=300)
     small = [key(f"FROM sales SHOW total_sales LIMIT {n}", MORNING) for n in (1, 2, 3)]
     for k in small:
         cache.put(k, result(rows=10, columns=2))  # 11 x 3 = 33 cells each
@@ -179,6 +179,13 @@ def test_a_repeated_query_is_answered_from_the_cache(make_client: Any, shop: Que
     assert (cache.hits, cache.misses) == (2, 1)  # CSV renders the same cached result
     total(client, shop, time_zone="Asia/Tokyo")
     assert (cache.hits, cache.misses) == (2, 2)
+
+
+def test_the_setting_zero_turns_the_apps_cache_off(make_client: Any, shop: QueryAccount) -> None:
+    client = make_client(query_cache_seconds=0)
+    assert total(client, shop) == total(client, shop)
+    cache: QueryCache = client.app.state.query_cache
+    assert (cache.hits, cache.misses, len(cache)) == (0, 2, 0)
 
 
 def test_a_new_snapshot_changes_the_answer(
