@@ -96,7 +96,7 @@ def column_sql(expr: str, type_name: str, options: FormatOptions) -> str | None:
 def _knows_zone(cursor: duckdb.DuckDBPyConnection, zone: str) -> bool:
     # DuckDB's ICU and Python's zoneinfo (maybe the tzdata package) may differ.
     try:
-        cursor.execute(f"SELECT timezone({quote_literal(zone)}, now())")
+        cursor.execute(f"SELECT timezone({quote_literal(zone)}, now())").fetchall()
     except duckdb.Error:
         return False
     return True
@@ -141,7 +141,7 @@ def copy_csv(
         f"SUFFIX {quote_literal(RECORD_END)})"
     )
     try:
-        (rows,) = cursor.execute(copy, list(source.params)).fetchone() or (0,)
+        ((rows,),) = cursor.execute(copy, list(source.params)).fetchall()
     except duckdb.Error as error:
         if _FALLBACK in str(error):
             return None

@@ -148,14 +148,14 @@ def period_start(unit: str, day: date, week_start: int) -> date:
     return date(day.year, 1, 1)
 
 
+# relativedelta's keyword and multiple for one step of each calendar unit.
+_STEPS = {"day": ("days", 1), "week": ("weeks", 1), "month": ("months", 1),
+          "quarter": ("months", 3), "year": ("years", 1)}  # fmt: skip
+
+
 def period_step(unit: str, n: int = 1) -> relativedelta:
-    return {
-        "day": relativedelta(days=n),
-        "week": relativedelta(weeks=n),
-        "month": relativedelta(months=n),
-        "quarter": relativedelta(months=3 * n),
-        "year": relativedelta(years=n),
-    }[unit]
+    keyword, multiple = _STEPS[unit]
+    return relativedelta(**{keyword: n * multiple})
 
 
 def period(unit: str, anchor: datetime, clock: Clock) -> Span:
@@ -429,8 +429,8 @@ def buckets(granularity: str, window: Window, clock: Clock) -> list[object]:
             out.append(at)
             at += _HOUR
         return out
-    day = first
+    day, step = first, period_step(granularity)
     while clock.midnight(day) < window.lt:
         out.append(day)
-        day = day + period_step(granularity)
+        day = day + step
     return out

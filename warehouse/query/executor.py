@@ -21,7 +21,7 @@ import duckdb
 import pyarrow as pa
 
 from quarry.errors import MissingExchangeRate, QueryTimedOut
-from warehouse.query import dates
+from warehouse.query import dates, rates
 from warehouse.query.compiler import Relations, aggregate_sql, candidates_sql
 from warehouse.query.diagnostics import START, Diagnostic, invalid_query
 from warehouse.query.plan import (
@@ -101,7 +101,7 @@ def _factors(cursor: duckdb.DuckDBPyConnection, plan: Plan, stores: str) -> pa.T
     earlier one. The days listed cover every event of the query's windows; a day listed
     without events costs nothing, a day missing would read as a missing rate."""
     out: dict[str, list[Any]] = {"currency": [], "date": [], "factor": []}
-    rows = cursor.execute(*_rates_sql(plan, stores)).fetchall() if plan.store_ids else []
+    rows = _rate_rows(cursor, plan, stores) if plan.store_ids else []
     with localcontext() as ctx:
         ctx.prec = 34
         for currency, day, theirs, mine in rows:
@@ -142,62 +142,50 @@ def _calendar_days(plan: Plan) -> list[tuple[date, date]] | None:
     return ranges
 
 
-def _rates_sql(plan: Plan, stores: str) -> tuple[str, list[Any]]:
-    """(currency, date, rate of currency, rate of the query currency) for each currency and
-    day the query may need: the day's rate or the latest earlier one (ASOF), null when
-    there is none. The currencies are those of the stores in scope (a store's rows are in
-    its currency); the days are the windows' calendar days, so this reads exchange_rates
-    alone, or for a very long window the days that have events, which the aggregate
-    queries join on by plan.fx_date_sql."""
+def _rate_rows(
+    cursor: duckdb.DuckDBPyConnection, plan: Plan, stores: str
+) -> list[tuple[str, date, Decimal | None, Decimal | None]]:
+    """(currency, date, rate of currency, rate of the query currency) for each currency
+    and day the query may need: the day's rate or the latest earlier one, null when there
+    is none. The currencies are those of the stores in scope (a store's rows are in its
+    currency); the days are the windows' calendar days, looked up in the rate histories
+    (warehouse.query.rates), or for a very long window the days that have events, which
+    SQL lists and the aggregate queries join on by plan.fx_date_sql."""
     ranges = _calendar_days(plan)
-    ids = Sql.join(", ", [Sql.param(s) for s in plan.store_ids])
     if ranges is not None:
-        spans = Sql.join(
-            " UNION ",
-            [
-                Sql("SELECT CAST(unnest(range(CAST(")
-                + Sql.param(a)
-                + " AS DATE), CAST("
-                + Sql.param(b)
-                + " AS DATE) + INTERVAL 1 DAY, INTERVAL 1 DAY)) AS DATE) AS date"
-                for a, b in ranges
-            ],
-        )
-        days = (
-            Sql("SELECT DISTINCT s.currency, r.date FROM ")
-            + stores
-            + " s CROSS JOIN ("
-            + spans
-            + ") r WHERE s.store_id IN ("
-            + ids
+        currencies = {plan.stores[s].currency for s in plan.store_ids if s in plan.stores}
+        return rates.daily_rates(cursor, currencies, plan.currency, ranges)
+    return cursor.execute(*_event_rates_sql(plan, stores)).fetchall()
+
+
+def _event_rates_sql(plan: Plan, stores: str) -> tuple[str, list[Any]]:
+    """_rate_rows in SQL, for the days that have events in the windows."""
+    ids = Sql.join(", ", [Sql.param(s) for s in plan.store_ids])
+    t = plan.source
+    time_col = f"t.{t.time_column}"
+    windows = [plan.window, *(c.window for c in plan.comparisons)]
+    within = Sql.join(
+        " OR ",
+        [
+            Sql(f"({time_col} >= ")
+            + Sql.param(w.gte)
+            + f" AND {time_col} < "
+            + Sql.param(w.lt)
             + ")"
+            for w in windows
+        ],
+    )
+    days = (
+        Sql(
+            f"SELECT DISTINCT t.currency, {plan.fx_date_sql} AS date "
+            f"FROM {t.table} t JOIN {stores} s ON s.store_id = t.store_id "
+            "WHERE t.store_id IN ("
         )
-    else:
-        t = plan.source
-        time_col = f"t.{t.time_column}"
-        windows = [plan.window, *(c.window for c in plan.comparisons)]
-        within = Sql.join(
-            " OR ",
-            [
-                Sql(f"({time_col} >= ")
-                + Sql.param(w.gte)
-                + f" AND {time_col} < "
-                + Sql.param(w.lt)
-                + ")"
-                for w in windows
-            ],
-        )
-        days = (
-            Sql(
-                f"SELECT DISTINCT t.currency, {plan.fx_date_sql} AS date "
-                f"FROM {t.table} t JOIN {stores} s ON s.store_id = t.store_id "
-                "WHERE t.store_id IN ("
-            )
-            + ids
-            + ") AND ("
-            + within
-            + ")"
-        )
+        + ids
+        + ") AND ("
+        + within
+        + ")"
+    )
     # The latest rate on or before each day, carried forward by a window over the rates
     # and the days sorted together (a rate sorts before a day of the same date). DuckDB's
     # ASOF join gave the same rows ten times slower against the whole rate history.
