@@ -28,7 +28,7 @@ from exports.options import FormatOptions
 from exports.xlsx_writer import MAX_DATA_ROWS, XlsxWriter
 from exports.zip_writer import ZipWriter
 from quarry.settings import Settings
-from warehouse.catalog import dataset
+from warehouse.catalog import Dataset, dataset
 from warehouse.query import StoreInfo, run_query
 from warehouse.reader import WarehouseReader
 from warehouse.records import parse_list_params
@@ -89,13 +89,18 @@ def _rows(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple]:
         yield from zip(*(column.to_pylist() for column in batch.columns), strict=True)
 
 
+def _record_dataset(part: PartSpec) -> Dataset:
+    ds = dataset(part.entity_type)
+    assert ds is not None and ds.kind == "records", part.entity_type
+    return ds
+
+
 def record_table(
     cursor: duckdb.DuckDBPyConnection, part: PartSpec, store_ids: Sequence[str]
 ) -> Table:
     """A record part: its columns, filtered exactly as GET /v1/{dataset} filters, in the
     record endpoints' order (created_at, then id)."""
-    ds = dataset(part.entity_type)
-    assert ds is not None and ds.kind == "records", part.entity_type
+    ds = _record_dataset(part)
     query = parse_list_params(ds, [(name, v) for name, values in part.filters.items()
                                    for v in values])  # fmt: skip
     titles = [c.title for c in part.columns]
@@ -153,7 +158,11 @@ def produce(
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".part")
     snapshot = reader.snapshot(store_ids)
-    with reader.connect(snapshot) as cursor:
+    # Record parts read their own tables only; a saved query may read several.
+    tables = None
+    if all(part.entity_type != "query" for part in config.parts):
+        tables = {_record_dataset(part).table for part in config.parts}
+    with reader.connect(snapshot, tables) as cursor:
 
         def tables() -> Iterator[Table]:
             for part in config.parts:

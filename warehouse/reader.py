@@ -1,11 +1,12 @@
 """The DuckDB reader: every warehouse table, as one snapshot of the requested stores sees it.
 
 One `WarehouseReader` per process holds one in-memory DuckDB database. A snapshot gets a
-schema of views, created once and cached by the snapshot's key; `connect` hands out a
-cursor of the shared database whose search_path is that schema, so queries use plain table
-names (`orders`, `sales`, ...). search_path is per cursor, so threads reading different
-snapshots never see each other's. Delta files are immutable, so DuckDB may cache Parquet
-metadata for the life of the process.
+schema of views, cached by the snapshot's key, each view created when a cursor first asks
+for its table (an export process that reads one table opens that table's Delta logs only);
+`connect` hands out a cursor of the shared database whose search_path is that schema, so
+queries use plain table names (`orders`, `sales`, ...). search_path is per cursor, so
+threads reading different snapshots never see each other's. Delta files are immutable, so
+DuckDB may cache Parquet metadata for the life of the process.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -64,6 +65,7 @@ class Snapshot:
 @dataclass
 class _Views:
     schema: str
+    tables: set[str] = field(default_factory=set)  # the views created so far
     users: int = 0
 
 
@@ -99,10 +101,13 @@ class WarehouseReader:
         return Snapshot.of(store_ids, recorded)
 
     @contextmanager
-    def connect(self, snapshot: Snapshot) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A cursor in which every warehouse table name shows exactly `snapshot`. Use it in
-        one thread; close nothing yourself."""
-        schema = self._acquire(snapshot)
+    def connect(
+        self, snapshot: Snapshot, tables: Collection[str] | None = None
+    ) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor in which every warehouse table name (or only those of `tables`, for a
+        reader that knows what it reads) shows exactly `snapshot`. Use it in one thread;
+        close nothing yourself."""
+        schema = self._acquire(snapshot, set(TABLES) if tables is None else set(tables))
         try:
             with self._lock:
                 cursor = self._db.cursor()
@@ -124,22 +129,25 @@ class WarehouseReader:
         with self._lock:
             self._db.close()
 
-    def _acquire(self, snapshot: Snapshot) -> str:
+    def _acquire(self, snapshot: Snapshot, tables: set[str]) -> str:
         with self._lock:
             views = self._views.get(snapshot.key)
-            if views is not None:
+            if views is not None and tables <= views.tables:
                 views.users += 1
                 self._views.move_to_end(snapshot.key)
                 return views.schema
+            missing = tables - (views.tables if views is not None else set())
         # File lists are loaded outside the lock: a new Delta version takes milliseconds
-        # to open, and other snapshots' readers should not wait for it.
-        statements = self._view_statements(snapshot)
+        # to open (each table of each store), and other snapshots' readers should not wait.
+        statements = self._view_statements(snapshot, missing)
         with self._lock:
             views = self._views.get(snapshot.key)
             if views is None:
                 views = _Views(schema=f"snapshot_{snapshot.key}")
-                self._create(views.schema, statements)
                 self._views[snapshot.key] = views
+            new = [(name, sql) for name, sql in statements if name not in views.tables]
+            self._create(views.schema, new)
+            views.tables.update(name for name, _ in new)
             views.users += 1
             self._views.move_to_end(snapshot.key)
             self._evict()
@@ -152,10 +160,12 @@ class WarehouseReader:
                 views.users -= 1
             self._evict()
 
-    def _view_statements(self, snapshot: Snapshot) -> list[tuple[str, str]]:
-        """(table, SELECT) for every table, over the snapshot's files."""
+    def _view_statements(self, snapshot: Snapshot, names: set[str]) -> list[tuple[str, str]]:
+        """(table, SELECT) for each table of `names`, over the snapshot's files."""
         statements: list[tuple[str, str]] = []
         for name, table in TABLES.items():
+            if name not in names:
+                continue
             if table.partitioned:
                 wanted: dict[int, list[str]] = {}
                 for store, tables in snapshot.versions.items():

@@ -174,3 +174,22 @@ def test_threads_reading_different_snapshots_see_their_own(
         thread.join()
     reader.close()
     assert wrong == []
+
+
+def test_a_cursor_asking_for_some_tables_gets_their_views_and_later_the_rest(
+    quarry_env: Settings, registry: Registry, reader: WarehouseReader
+) -> None:
+    _sync(quarry_env, registry, "st_a", [1, 2], full=True)
+    snapshot = reader.snapshot(["st_a"])
+    with reader.connect(snapshot, {"orders"}) as cursor:
+        assert cursor.execute("SELECT count(*) FROM orders").fetchall() == [(2,)]
+        views = cursor.execute(
+            "SELECT view_name FROM duckdb_views() WHERE schema_name = current_schema()"
+        ).fetchall()
+        assert views == [("orders",)]
+    with reader.connect(snapshot) as cursor:
+        assert cursor.execute("SELECT count(*) FROM order_lines").fetchall() == [(4,)]
+        views = cursor.execute(
+            "SELECT count(*) FROM duckdb_views() WHERE schema_name = current_schema()"
+        ).fetchall()
+        assert views == [(len(TABLES),)]
