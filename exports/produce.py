@@ -84,7 +84,7 @@ def _batches(
     yield from cursor.sql(sql, params=params).to_arrow_reader(BATCH_ROWS)
 
 
-def _rows(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple]:
+def rows_of(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple]:
     for batch in batches:
         yield from zip(*(column.to_pylist() for column in batch.columns), strict=True)
 
@@ -123,7 +123,7 @@ def record_table(
     sql = f"SELECT {', '.join(sources)} {source.from_where} ORDER BY {source.order_by}"
     batches = _batches(cursor, sql, params)
     return Table(
-        part.name, titles, _rows(batches), batches, partial(copy_csv, cursor, source, titles)
+        part.name, titles, rows_of(batches), batches, partial(copy_csv, cursor, source, titles)
     )
 
 
@@ -172,7 +172,9 @@ def produce(
                     yield record_table(cursor, part, store_ids)
 
         try:
-            rows, cut = _write(config.format, config.options, tables(), partial, max_rows_per_sheet)
+            rows, cut = write_file(
+                config.format, config.options, tables(), partial, max_rows_per_sheet
+            )
             os.replace(partial, target)
         except BaseException:
             # The directory is the job's own: nothing half-written (or a writer's temporary
@@ -182,7 +184,7 @@ def produce(
     return Produced(target, rows, cut)
 
 
-def _write(
+def write_file(
     file_format: str,
     options: FormatOptions,
     tables: Iterator[Table],
@@ -206,7 +208,7 @@ def _write(
             if options.member_format == "xlsx":
                 member = path.with_name(f"{path.name}.member.xlsx")
                 try:
-                    written, cells = _write("xlsx", options, iter([table]), member, max_rows)
+                    written, cells = write_file("xlsx", options, iter([table]), member, max_rows)
                     archive.add_file(member, f"{table.name}.xlsx")
                 finally:
                     member.unlink(missing_ok=True)

@@ -113,6 +113,8 @@ class WarehouseReader:
                 cursor = self._db.cursor()
             try:
                 cursor.execute(f"SET search_path = {quote_literal(schema)}")
+                # A long query (a large export) would draw DuckDB's progress bar on stdout.
+                cursor.execute("SET enable_progress_bar = false")
                 yield cursor
             finally:
                 cursor.close()
