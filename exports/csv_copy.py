@@ -6,7 +6,8 @@ batches out of DuckDB to format them. Here DuckDB formats every value in SQL and
 the file itself, streaming and in parallel, producing exactly the bytes of `CsvWriter`:
 
 - DuckDB's CSV writer quotes a field holding the delimiter, a quote, CR or LF and doubles
-  quotes, as `csv.writer` with QUOTE_MINIMAL does; it writes NULL as an empty field and the
+  quotes, as `csv.writer` with QUOTE_MINIMAL does (and, unless COMMENT is set empty, a
+  field holding `#`, its default comment character); it writes NULL as an empty field and the
   empty string as `""`. So every empty text becomes NULL, except in a one-column file,
   where `csv.writer` itself writes `""` for an empty field (so the record is not a blank
   line).
@@ -138,7 +139,7 @@ def copy_csv(
     copy = (
         f"COPY ({select}) TO {quote_literal(str(path))} (FORMAT csv, HEADER false, "
         f"DELIMITER {quote_literal(options.delimiter)}, QUOTE '\"', ESCAPE '\"', "
-        f"NEW_LINE '\\r\\n', PREFIX {quote_literal(header)}, "
+        f"NEW_LINE '\\r\\n', COMMENT '', PREFIX {quote_literal(header)}, "
         f"SUFFIX {quote_literal(RECORD_END)})"
     )
     try:

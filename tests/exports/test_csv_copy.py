@@ -73,6 +73,18 @@ def test_each_column_alone_is_byte_identical(options: FormatOptions, tmp_path: P
         assert written == _old(table.select([name]), options), name
 
 
+def test_each_ascii_character_anywhere_is_quoted_as_csv_writer_does(tmp_path: Path) -> None:
+    # DuckDB once quoted every field holding "#" (its comment character).
+    texts = [f"{c}x" for c in map(chr, range(32, 127))]
+    texts += [f"x{c}y" for c in map(chr, range(32, 127))] + [
+        f"x{c}" for c in map(chr, range(32, 127))
+    ]
+    table = pa.table({"a": texts, "b": ["b"] * len(texts)})
+    for options in OPTIONS[:4]:
+        written = _copy(_connection(table), ["a", "b"], options, tmp_path / "out.csv")
+        assert written == _old(table, options), options
+
+
 def test_filters_are_bound_parameters(tmp_path: Path) -> None:
     table = _supported()
     hostile = "x' OR TRUE --"
