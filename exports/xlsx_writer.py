@@ -39,6 +39,7 @@ MAX_CELL_UNITS = 32_767
 MAX_EXACT_DIGITS = 15
 _MARKER_ROOM = 80  # UTF-16 units kept free for the cut marker
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_NEEDS_CLEANING = re.compile("[\x00-\x08\x0b-\x1f\ufffe\uffff]")  # _XML_INVALID and CR
 _SHEET_NAME_INVALID = re.compile(r"[\[\]:*?/\\\x00-\x1f]")
 _STRFTIME_TO_EXCEL = {
     "%Y": "yyyy", "%y": "yy", "%m": "mm", "%d": "dd", "%H": "hh", "%I": "hh",
@@ -76,7 +77,8 @@ def _utf16_units(text: str) -> int:
 
 def fit_cell(text: str) -> tuple[str, bool]:
     """(`text` as a cell can hold it, whether it was cut)."""
-    text = _XML_INVALID.sub("\ufffd", text.replace("\r\n", "\n").replace("\r", "\n"))
+    if _NEEDS_CLEANING.search(text) is not None:  # one scan for the common clean text
+        text = _XML_INVALID.sub("\ufffd", text.replace("\r\n", "\n").replace("\r", "\n"))
     if len(text) <= MAX_CELL_UNITS // 2 or _utf16_units(text) <= MAX_CELL_UNITS:
         return text, False
     room = MAX_CELL_UNITS - _MARKER_ROOM
@@ -115,6 +117,7 @@ class XlsxWriter:
         if not 1 <= max_rows_per_sheet <= MAX_DATA_ROWS:
             raise ValueError(f"max_rows_per_sheet must be 1 to {MAX_DATA_ROWS}")
         self.options = options or FormatOptions()
+        self._zone = self.options.zone
         self.max_rows = max_rows_per_sheet
         self.cut_cells = 0
         self.rows_written = 0
@@ -197,7 +200,7 @@ class XlsxWriter:
                 sheet.write_number(row, column, value)
         elif isinstance(value, datetime):
             if value.tzinfo is not None:
-                value = value.astimezone(self.options.zone).replace(tzinfo=None)
+                value = value.astimezone(self._zone).replace(tzinfo=None)
             sheet.write_datetime(row, column, value, self._date_format)
         elif isinstance(value, date):
             sheet.write_datetime(row, column, value, self._day_format)
