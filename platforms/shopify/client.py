@@ -66,10 +66,13 @@ class ShopifyClient:
         *,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        bucket: CostBucket | None = None,
     ) -> None:
         self.connection = connection
         self.settings = settings
-        self.bucket = CostBucket(share=settings.bucket_share, clock=clock)
+        # The shop's bucket is one per app and store: clients of one connector share its
+        # model, so a new client does not start blind and spend past the sync's share.
+        self.bucket = bucket or CostBucket(share=settings.bucket_share, clock=clock)
         self._sleep = sleep
         base = (settings.base_url or "https://{domain}").replace("{domain}", connection.domain)
         self.endpoint = f"{base.rstrip('/')}/admin/api/{connection.api_version}/graphql.json"

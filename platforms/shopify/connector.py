@@ -20,6 +20,7 @@ from platforms.shopify.job import SyncJob, utcnow
 from platforms.shopify.mapping import MappingContext
 from platforms.shopify.queries import DATASETS, DatasetQueries
 from platforms.shopify.settings import ShopConnection, ShopifySettings, load_shopify_settings
+from platforms.shopify.throttle import CostBucket
 from quarry.crypto import SecretBox
 from quarry.errors import InvalidRequest
 from quarry.settings import Settings
@@ -47,6 +48,7 @@ class ShopifyConnector:
         self._now = now
         self._sleep = sleep
         self._clock = clock
+        self._bucket = CostBucket(share=settings.bucket_share, clock=clock)
 
     @classmethod
     def for_store(cls, settings: Settings, store: Store) -> ShopifyConnector:
@@ -58,7 +60,13 @@ class ShopifyConnector:
         return cls(store.id, connection, store.currency, shopify)
 
     def client(self) -> ShopifyClient:
-        return ShopifyClient(self.connection, self.settings, sleep=self._sleep, clock=self._clock)
+        return ShopifyClient(
+            self.connection,
+            self.settings,
+            sleep=self._sleep,
+            clock=self._clock,
+            bucket=self._bucket,
+        )
 
     def changes(self, dataset: str, cursor: str | None) -> Iterator[ChangePage]:
         queries = _queries(dataset)

@@ -103,3 +103,14 @@ def test_unknown_api_version_is_a_clear_error(fake):
     )
     with client, pytest.raises(ShopifyError, match="API version 2019-04"):
         client.query(SHOP)
+
+
+def test_a_connectors_clients_share_one_bucket_model(make_connector):
+    # Each dataset's sync opens its own client: a new one must not start blind and spend
+    # what the last one saw was already spent.
+    connector = make_connector(bucket_share=0.5)
+    status = {"maximumAvailable": 1000.0, "currentlyAvailable": 550.0, "restoreRate": 50.0}
+    connector.client().bucket.observe(
+        "QuarryDeletions", {"requestedQueryCost": 102, "throttleStatus": status}
+    )
+    assert connector.client().bucket.wait_before("QuarryDeletions") > 0.9
