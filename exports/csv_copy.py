@@ -53,6 +53,10 @@ class CopySource:
     order_by: str
     params: Sequence[Any]
 
+    def select(self, expressions: Sequence[str]) -> str:
+        """SELECT `expressions` over the part's rows, in its order."""
+        return f"SELECT {', '.join(expressions)} {self.from_where} ORDER BY {self.order_by}"
+
 
 def _text(expr: str) -> str:
     # exports.neutralise.is_dangerous in SQL: a trigger first (compared as a code point,
@@ -135,7 +139,7 @@ def copy_csv(
     else:
         fields = [f"nullif({t}, '')" for t in texts]
     header = _header(titles, options)
-    select = f"SELECT {', '.join(fields)} {source.from_where} ORDER BY {source.order_by}"
+    select = source.select(fields)
     copy = (
         f"COPY ({select}) TO {quote_literal(str(path))} (FORMAT csv, HEADER false, "
         f"DELIMITER {quote_literal(options.delimiter)}, QUOTE '\"', ESCAPE '\"', "

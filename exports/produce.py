@@ -120,7 +120,7 @@ def record_table(
         order_by='"created_at", "id"',
         params=params,
     )
-    sql = f"SELECT {', '.join(sources)} {source.from_where} ORDER BY {source.order_by}"
+    sql = source.select(sources)
     batches = _batches(cursor, sql, params)
     return Table(
         part.name, titles, rows_of(batches), batches, partial(copy_csv, cursor, source, titles)

@@ -59,7 +59,7 @@ for count in (int(small), int(large)):
     # Sorted by a hash, DuckDB must sort every row before the first leaves.
     source = CopySource(columns, "FROM big WHERE n < ?", "hash(n)" if sort == "1" else "n",
                         [count])
-    sql = f"SELECT {', '.join(columns)} {source.from_where} ORDER BY {source.order_by}"
+    sql = source.select(columns)
     batches = con.sql(sql, params=[count]).to_arrow_reader(10_000)
     copy = partial(copy_csv, con, source, titles) if file_format == "csv" else None
     table = Table("big", titles, rows_of(batches), batches, copy)
