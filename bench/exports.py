@@ -33,6 +33,7 @@ POLL_SECONDS = 0.1
 JOB_TIMEOUT_SECONDS = 1800
 MEMORY_LIMIT_MB = 1024
 SMALL_ROWS = 100
+ROUNDS = 5  # samples of each export and floor but the XLSX one (see run_section)
 CONFIG_NAMES = {"csv": "Bench: orders (CSV)", "xlsx": "Bench: orders (XLSX)",
                 "small": "Bench: 100 orders (CSV)"}  # fmt: skip
 
@@ -44,7 +45,25 @@ class ExportFailed(RuntimeError):
 def run_section(ctx: BenchContext, section: Section, dagster: DagsterServices) -> None:
     """Measure with Dagster's services running (the caller starts them: see bench.__main__)."""
     configs = apply_configs(ctx)
-    trivial = [_trivial_run(dagster) for _ in range(1 if ctx.quick else 3)]
+    samples = 1 if ctx.quick else ROUNDS
+    memory = MemorySampler(group=dagster.daemon_pid)
+    trivial: list[float] = []
+    csv_runs: list[tuple[float, dict[str, Any]]] = []
+    copies: list[tuple[float, int]] = []
+    small: list[float] = []
+    with memory:
+        # Floors and exports alternate, round after round, so a slow spell of the machine
+        # (or of the daemon, whose dequeue loop alone moves a run by up to a second) falls
+        # on both alike; each figure is the median of its samples.
+        for _ in range(samples):
+            trivial.append(_trivial_run(dagster))
+            memory.wait_idle()
+            csv_runs.append(_export(ctx, configs["csv"]))
+            memory.wait_idle()
+            copies.append(duckdb_copy(ctx, ctx.dataset.home / "bench-floor" / "orders.csv"))
+            small.append(_export(ctx, configs["small"])[0])
+            memory.wait_idle()
+        xlsx_s, xlsx_job = _export(ctx, configs["xlsx"])
     floor_run = sorted(trivial)[len(trivial) // 2]
     section.add(
         Figure(
@@ -55,20 +74,13 @@ def run_section(ctx: BenchContext, section: Section, dagster: DagsterServices) -
             detail={"samples_s": [round(t, 3) for t in trivial]},
         )
     )
-    samples = 1 if ctx.quick else 3
-    memory = MemorySampler(group=dagster.daemon_pid)
-    with memory:
-        # Three samples where one costs seconds: a run waits up to a second for the
-        # daemon's next dequeue, which alone would decide a single sample.
-        csv_runs = [_export(ctx, configs["csv"]) for _ in range(samples)]
-        xlsx_s, xlsx_job = _export(ctx, configs["xlsx"])
-        small = [_export(ctx, configs["small"])[0] for _ in range(samples)]
     csv_s, csv_job = sorted(csv_runs, key=lambda run: run[0])[len(csv_runs) // 2]
-    csv_job = {**csv_job, "samples_s": [round(run[0], 3) for run in csv_runs]}
-    copies = [
-        duckdb_copy(ctx, ctx.dataset.home / "bench-floor" / "orders.csv") for _ in range(samples)
-    ]
     copy_s, copy_rows = sorted(copies)[len(copies) // 2]
+    csv_job = {
+        **csv_job,
+        "samples_s": [round(run[0], 3) for run in csv_runs],
+        "copy_samples_s": [round(copy[0], 3) for copy in copies],
+    }
     plain_s, plain_rows = plain_xlsx(ctx, ctx.dataset.home / "bench-floor" / "orders.xlsx")
     csv_bound = 2 * copy_s + floor_run
     section.add(
@@ -289,6 +301,14 @@ class MemorySampler:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+
+    def wait_idle(self, timeout: float = 60.0) -> None:
+        """Return once every run worker found has ended. A job reads `completed` before
+        its run's process ends (its last events, freeing its memory): the next sample
+        must not start inside that tail, which belongs to the run before it."""
+        deadline = time.monotonic() + timeout
+        while self._live and time.monotonic() < deadline:
+            time.sleep(self.interval)
 
     def _run(self) -> None:
         next_scan = 0.0

@@ -1,12 +1,19 @@
 """Local folder delivery, for the sample configurations and single-machine setups.
 
-The file is copied under a temporary name in the target folder and moved into place with
-os.replace, which is atomic on one file system. The folder must lie inside QUARRY_HOME so a
-configuration cannot write over files elsewhere on the machine.
+The file is put under a temporary name in the target folder, made durable with fsync and
+moved into place with os.replace, which is atomic on one file system. The folder must lie
+inside QUARRY_HOME so a configuration cannot write over files elsewhere on the machine.
+
+On the job's own file system the delivered file is a hard link to the job's file, not a
+copy: a large export is not written to disk twice. A job's file is read-only
+(exports.produce), so the link cannot be edited in place by accident, which would change
+what the job's download serves; a person who wants to edit it saves a copy. Across file
+systems (or where links are not allowed) the file is copied.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from pathlib import Path, PurePosixPath
@@ -58,11 +65,19 @@ class LocalDestination(BaseDestination):
         partial = folder / temporary_name(delivery)
         final = folder / delivery.file_name
         try:
-            with delivery.path.open("rb") as source, partial.open("wb") as sink:
-                shutil.copyfileobj(source, sink, 1 << 20)
-                sink.flush()
-                os.fsync(sink.fileno())
+            # A retry's partial file from an earlier attempt: a link cannot replace it.
+            partial.unlink(missing_ok=True)
+            if not _link(delivery.path, partial):
+                shutil.copyfile(delivery.path, partial)
+            descriptor = os.open(partial, os.O_RDONLY)
+            try:
+                os.fsync(descriptor)
+            finally:
+                os.close(descriptor)
             os.replace(partial, final)
+            # Renaming a link over another link of the same file (this job's file delivered
+            # again) leaves both names: the partial one goes.
+            partial.unlink(missing_ok=True)
         except BaseException:
             call_quietly(lambda: partial.unlink(missing_ok=True))
             raise
@@ -74,6 +89,22 @@ class LocalDestination(BaseDestination):
         if isinstance(exc, OSError):
             return DeliveryError(f"cannot write the file ({exc.strerror or exc})")
         return super()._failure(exc)
+
+
+# Why a hard link could not be made, when a copy will do instead: another file system, a
+# file system without links, or a file at its link limit.
+_NO_LINK = {errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP, errno.EOPNOTSUPP}
+
+
+def _link(source: Path, link: Path) -> bool:
+    """Hard-link `link` to `source`; False when only a copy can deliver the file."""
+    try:
+        os.link(source, link)
+    except OSError as exc:
+        if exc.errno in _NO_LINK:
+            return False
+        raise
+    return True
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -180,16 +180,18 @@ def _run(
         produced = produce(
             reader, config, account, store_ids, target, max_rows_per_sheet=max_rows_per_sheet
         )
+        with registry.session() as session:
+            job = session.get(ExportJob, job_id)
+            assert job is not None
+            job.file_path = str(target.relative_to(settings.exports_dir))
+            job.file_name = file_name
+        location = _deliver(settings, config, job_id, target, file_name, environ)
+        with registry.session() as session:
+            finish(session, job_id, COMPLETED)
     finally:
+        # Closed last: freeing DuckDB's memory of a large export takes a noticeable time
+        # that the job's completion need not wait for.
         reader.close()
-    with registry.session() as session:
-        job = session.get(ExportJob, job_id)
-        assert job is not None
-        job.file_path = str(target.relative_to(settings.exports_dir))
-        job.file_name = file_name
-    location = _deliver(settings, config, job_id, target, file_name, environ)
-    with registry.session() as session:
-        finish(session, job_id, COMPLETED)
     return Outcome(job_id, file_name, produced.rows, produced.cut_cells, location)
 
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 import logging
 from urllib.parse import urlsplit
 
+# Imported with the module (the API imports it at start), not at the first launch: it
+# takes about a second, which the first POST .../run would otherwise wait for.
+from dagster_graphql import DagsterGraphQLClient
 from sqlalchemy import update
 
 from exports.jobs import QUEUED
@@ -29,8 +32,6 @@ logger = logging.getLogger(__name__)
 def submit_run(settings: Settings, job_id: str, config_name: str) -> str | None:
     """Submit the export run of `job_id`; its run id, or None when Dagster cannot take it
     now (unreachable, or the code location is not loaded)."""
-    from dagster_graphql import DagsterGraphQLClient
-
     address = urlsplit(settings.dagster_url)
     try:
         client = DagsterGraphQLClient(

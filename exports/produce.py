@@ -176,6 +176,9 @@ def produce(
                 config.format, config.options, tables(), partial, max_rows_per_sheet
             )
             os.replace(partial, target)
+            # A job's file never changes once written; a local delivery may be a hard link
+            # to it (destinations.local), which must not be edited in place either.
+            target.chmod(0o444)
         except BaseException:
             # The directory is the job's own: nothing half-written (or a writer's temporary
             # file) stays behind.

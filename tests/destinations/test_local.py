@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -71,3 +73,44 @@ def test_file_names_must_be_plain(app_settings: Settings, tmp_path: Path, name: 
     delivery = make_delivery(tmp_path, 10, name=name)
     with pytest.raises(DeliveryError):
         build(app_settings).deliver(delivery)
+
+
+def test_on_one_file_system_the_delivery_is_a_link_to_the_jobs_file(
+    app_settings: Settings, tmp_path: Path
+) -> None:
+    # The job's file lives under QUARRY_HOME, as exports.produce stores it.
+    delivery = make_delivery(app_settings.home / "exports" / "job-1", 1000, job_id="job-1")
+    build(app_settings).deliver(delivery)
+    delivered = app_settings.home / "deliveries" / "orders.csv"
+    assert delivered.stat().st_ino == delivery.path.stat().st_ino
+    # Delivered again (the same job's file): one name, no partial file left beside it.
+    build(app_settings).deliver(delivery)
+    assert sorted(p.name for p in delivered.parent.iterdir()) == ["orders.csv"]
+    assert delivered.read_bytes() == delivery.path.read_bytes()
+
+
+def test_where_no_link_can_be_made_the_file_is_copied(
+    app_settings: Settings, delivery: Delivery, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def cross_device(source: object, link: object, **_: object) -> None:
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "link", cross_device)
+    receipt = build(app_settings).deliver(delivery)
+    delivered = Path(receipt.location)
+    assert delivered.read_bytes() == delivery.path.read_bytes()
+    assert delivered.stat().st_ino != delivery.path.stat().st_ino
+    assert sorted(p.name for p in delivered.parent.iterdir()) == ["orders.csv"]
+
+
+def test_other_link_failures_fail_the_delivery(
+    app_settings: Settings, delivery: Delivery, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_space(source: object, link: object, **_: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "link", no_space)
+    with pytest.raises(DeliveryError) as failure:
+        build(app_settings).deliver(delivery)
+    assert "No space left" in failure.value.reason
+    assert list((app_settings.home / "deliveries").iterdir()) == []

@@ -88,6 +88,9 @@ def test_rows_equal_the_record_endpoints(export_world: World, configs: dict[str,
     with export_world.registry.session() as session:
         job = session.get(ExportJob, job_id)
         assert job is not None and job.status == "completed" and job.file_name.endswith(".csv")
+    # A job's file never changes: read-only, as is a local delivery linked to it.
+    mode = stored(export_world.settings, export_world, job_id).stat().st_mode
+    assert mode & 0o777 == 0o444
 
 
 def test_a_record_csv_is_written_by_copy_as_the_writer_would(
