@@ -8,11 +8,14 @@ the new rows are added, and one commit removes the old files and adds the new on
 what MERGE does, minus the full scan; deletion vectors, which would avoid the rewrite, are
 not written by deltalake.
 
-Files are kept clustered (warehouse.tables.clustering_key): every rewrite and compaction
-writes its rows sorted, in files of about TARGET_FILE_SIZE, so each file covers one narrow
-range of the key and a change of recent records touches the newest files only. The key
-column's min/max in each file's Delta statistics then rule out most files before any is
-opened.
+Files are kept clustered (warehouse.tables.clustering_key): compaction writes its rows
+sorted, in files of about TARGET_FILE_SIZE, so each file covers one narrow range of the key
+and a change of recent records touches the newest files only. The key column's min/max in
+each file's Delta statistics then rule out most files before any is opened. A replace
+rewrites each file it touches on its own, keeping that file's order and range, and writes
+the new rows sorted into files of their own: re-sorting the touched files together cost
+more than reading and writing them (a change spread over a store's history touches every
+file), and compaction folds the new rows' small files in later.
 
 Files are written with pyarrow to the local warehouse directory.
 """
@@ -22,9 +25,12 @@ from __future__ import annotations
 import bisect
 import json
 import math
+import os
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -72,18 +78,21 @@ def replace_by_key(
     value_set = pc.unique(keys.cast(pa.string()))
     touched = _holding(root, _may_hold(files, key, value_set), key, value_set)
     data = rows.drop_columns([STORE_COLUMN])
-    kept = [_without(root / f["path"], key, value_set).cast(data.schema) for f in touched]
-    merged = pa.concat_tables([*kept, data]) if kept else data
-    if not touched and not merged.num_rows:
+    if not touched and not data.num_rows:
         return
-    merged = sort_clustered(merged, spec.name)
     now = int(time.time() * 1000)
     written: list[Path] = []
     try:
-        adds = [
-            _write(root, store_id, chunk, now, written)
-            for chunk in _chunks(merged, _rows_per_file(files))
-        ]
+        # Reading, filtering and writing Parquet release the GIL: files go in parallel.
+        rewrite = partial(_rewrite_without, root, store_id, key, value_set, data.schema, now,
+                          written)  # fmt: skip
+        workers = max(1, min(len(touched), os.cpu_count() or 1))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            kept = list(pool.map(rewrite, touched))
+        new = sort_clustered(data, spec.name)
+        adds = [add for add in kept if add is not None]
+        adds += [_write(root, store_id, chunk, now, written)
+                 for chunk in _chunks(new, _rows_per_file(files))]  # fmt: skip
         removes = _removals(touched, store_id, now, data_change=True)
         _commit(table, spec, [*removes, *adds], commit_properties)
     except (OSError, pa.ArrowException, CommitFailedError):
@@ -92,6 +101,24 @@ def replace_by_key(
         for path in written:
             path.unlink(missing_ok=True)
         raise
+
+
+def _rewrite_without(
+    root: Path,
+    store_id: str,
+    key: str,
+    value_set: pa.Array,
+    schema: pa.Schema,
+    now: int,
+    written: list[Path],
+    file: dict[str, Any],
+) -> AddAction | None:
+    """`file` written again without the rows whose `key` is in `value_set`, in its own
+    order; None when no row is left."""
+    kept = _without(root / file["path"], key, value_set).cast(schema)
+    if not kept.num_rows:
+        return None
+    return _write(root, store_id, kept, now, written)
 
 
 def compact_partition(
