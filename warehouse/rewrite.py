@@ -86,8 +86,7 @@ def replace_by_key(
         # Reading, filtering and writing Parquet release the GIL: files go in parallel.
         rewrite = partial(_rewrite_without, root, store_id, key, value_set, data.schema, now,
                           written)  # fmt: skip
-        workers = max(1, min(len(touched), os.cpu_count() or 1))
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        with ThreadPoolExecutor(max_workers=_workers(len(touched))) as pool:
             kept = list(pool.map(rewrite, touched))
         new = sort_clustered(data, spec.name)
         adds = [add for add in kept if add is not None]
@@ -101,6 +100,45 @@ def replace_by_key(
         for path in written:
             path.unlink(missing_ok=True)
         raise
+
+
+def write_partition(
+    table: DeltaTable,
+    root: Path,
+    spec: TableSpec,
+    store_id: str,
+    rows: pa.Table,
+    *,
+    replace: bool,
+    commit_properties: CommitProperties | None = None,
+) -> None:
+    """In one commit to `table`: add `rows` (in `spec.schema`, of `store_id`) as new files
+    in clustering order, after removing every file of the store's partition when `replace`
+    (a full sync's first page). The files are written in parallel, where deltalake's
+    writer encoded one file after another."""
+    files = _partition_files(table, store_id, None)
+    if not rows.num_rows and not (replace and files):
+        return
+    data = sort_clustered(rows.drop_columns([STORE_COLUMN]), spec.name)
+    chunks = list(_chunks(data, _rows_per_file(files)))
+    now = int(time.time() * 1000)
+    written: list[Path] = []
+    try:
+        write = partial(_write, root, store_id, now=now, written=written)
+        with ThreadPoolExecutor(max_workers=_workers(len(chunks))) as pool:
+            adds = list(pool.map(write, chunks))
+        removes = _removals(files, store_id, now, data_change=True) if replace else []
+        _commit(table, spec, [*removes, *adds], commit_properties)
+    except (OSError, pa.ArrowException, CommitFailedError):
+        # As in replace_by_key: only files of a commit that surely failed are removed.
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
+
+
+def _workers(tasks: int) -> int:
+    """Threads for `tasks` independent file reads and writes (they release the GIL)."""
+    return max(1, min(tasks, os.cpu_count() or 1))
 
 
 def _rewrite_without(

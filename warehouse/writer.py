@@ -18,12 +18,12 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from deltalake import CommitProperties, DeltaTable, write_deltalake
+from deltalake import CommitProperties, DeltaTable
 
 from platforms.base import ChangePage
 from quarry.settings import Settings
 from warehouse.pages import child_specs, conform, dataset_tables, normalize, parent_table
-from warehouse.rewrite import replace_by_key, sort_clustered
+from warehouse.rewrite import replace_by_key, write_partition
 from warehouse.tables import (
     STORE_COLUMN,
     ensure_tables,
@@ -110,18 +110,8 @@ class StoreWriter:
     def _replace_partition(self, page: ChangePage, parent: str | None) -> dict[str, int]:
         written: dict[str, int] = {}
         for name in dataset_tables(parent, page.tables):
-            # Sorted, so that compaction (which sorts the partition's small files) mostly
-            # finds runs already in order.
-            rows = sort_clustered(page.tables.get(name, spec(name).schema.empty_table()), name)
-            # A predicate on the partition column alone: Delta drops the store's files
-            # without reading them.
-            write_deltalake(
-                self.table(name),
-                rows,
-                mode="overwrite",
-                predicate=store_predicate(self.store_id),
-                commit_properties=self._commit("full"),
-            )
+            rows = page.tables.get(name, spec(name).schema.empty_table())
+            self._write(name, rows, replace=True)
             written[name] = rows.num_rows
         if parent is not None:
             self._fresh[parent] = _id_hashes(page.tables[parent])
@@ -130,15 +120,22 @@ class StoreWriter:
     def _append(self, page: ChangePage) -> dict[str, int]:
         written: dict[str, int] = {}
         for name, rows in page.tables.items():
-            if rows.num_rows:
-                write_deltalake(
-                    self.table(name),
-                    sort_clustered(rows, name),
-                    mode="append",
-                    commit_properties=self._commit("full"),
-                )
+            self._write(name, rows, replace=False)
             written[name] = rows.num_rows
         return written
+
+    def _write(self, name: str, rows: pa.Table, *, replace: bool) -> None:
+        # Written sorted, so that compaction (which sorts the partition's small files)
+        # mostly finds runs already in order.
+        write_partition(
+            self.table(name),
+            table_path(self.settings, name),
+            spec(name),
+            self.store_id,
+            rows,
+            replace=replace,
+            commit_properties=self._commit("full"),
+        )
 
     def _replace_present_parents(self, page: ChangePage) -> dict[str, int]:
         """A page of child tables only (a model's output such as sales): each table's rows
