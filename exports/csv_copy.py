@@ -59,10 +59,13 @@ class CopySource:
 
 
 def _text(expr: str) -> str:
-    # exports.neutralise.is_dangerous in SQL: a trigger first (compared as a code point,
-    # nearly free, where left() decoded a character per row), then not a plain number.
+    # exports.neutralise.is_dangerous in SQL, and an empty text as NULL (see the module
+    # docstring). Every trigger sorts below 'A' (code points 9 to 64), so one comparison
+    # passes most text (names, statuses, ids) as it is; below it, the first character is
+    # looked up as a code point, then a plain number stays as it is.
     return (
-        f"CASE WHEN ascii({expr}) IN ({_TRIGGERS}) THEN "
+        f"CASE WHEN {expr} >= 'A' THEN {expr} WHEN {expr} = '' THEN NULL "
+        f"WHEN ascii({expr}) IN ({_TRIGGERS}) THEN "
         f"CASE WHEN regexp_full_match({expr}, '[+-]?[0-9]+(?:\\.[0-9]+)?') THEN {expr} "
         f"ELSE '''' || {expr} END ELSE {expr} END"
     )
@@ -137,7 +140,10 @@ def copy_csv(
     if len(texts) == 1:
         fields = [f"coalesce({texts[0]}, '')"]
     else:
-        fields = [f"nullif({t}, '')" for t in texts]
+        # Text comes out NULL when empty already (_text); other types go through nullif
+        # (an empty date format makes every timestamp '').
+        fields = [t if type_name == "VARCHAR" else f"nullif({t}, '')"
+                  for t, type_name in zip(texts, types, strict=True)]  # fmt: skip
     header = _header(titles, options)
     select = source.select(fields)
     copy = (
