@@ -15,17 +15,27 @@ the file itself, streaming and in parallel, producing exactly the bytes of `CsvW
   record's line end is its SUFFIX (COPY separates records and leaves the last open).
 
 A column this module cannot format exactly (floats, nanosecond timestamps, a date format
-with directives beyond csv_arrow's locale-free set, a zone DuckDB does not know, a year
-outside 1000..9999) makes `copy_csv` answer None, and the caller writes through CsvWriter.
+with directives beyond csv_arrow's locale-free set, a year outside 1000..9999) makes
+`copy_csv` answer None, and the caller writes through CsvWriter; so does a DuckDB memory
+limit under COPY_MIN_MEMORY_MIB: COPY's ordered CSV writer needs a few hundred MB whatever
+the row count (with less it fails where the Arrow path streams).
+
+A zone-aware timestamp is placed in the configured zone with the offsets of Python's
+zoneinfo over the column's range (zone_offsets), as CsvWriter does: cheaper than DuckDB's
+timezone(), and the same tz database whatever ICU ships.
 """
 
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import duckdb
 
@@ -41,6 +51,15 @@ _FALLBACK = "quarry-csv-copy-fallback"
 _INTEGERS = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
              "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT"}  # fmt: skip
 _TRIGGERS = ", ".join(str(ord(t)) for t in FORMULA_TRIGGERS)
+# How far apart zone_offsets probes a zone: no zone changes its offset twice within six
+# hours (changes are months apart; the closest ever, war time and double summer time,
+# are weeks apart).
+_OFFSET_PROBE_SECONDS = 6 * 3600
+# Measured: COPY of 0.75-6M sorted rows with 100-character text ran flat at 256 MB (about
+# 330 MB peak RSS) and ran out of memory at 128 MB.
+COPY_MIN_MEMORY_MIB = 240
+_MEMORY_UNITS = {"bytes": 1 / 1024**2, "KiB": 1 / 1024, "MiB": 1, "GiB": 1024, "TiB": 1024**2}
+_UTC_ZONES = {"UTC", "Etc/UTC", "Etc/UCT", "Etc/Zulu", "Zulu", "UCT", "Universal", "Etc/Universal"}
 
 
 @dataclass(frozen=True)
@@ -71,24 +90,74 @@ def _text(expr: str) -> str:
     )
 
 
-def _timestamp(expr: str, zoned: bool, options: FormatOptions) -> str | None:
+def _timestamp(expr: str, local: str, options: FormatOptions) -> str | None:
+    """`expr` formatted as the wall-clock time `local` (an SQL expression of it)."""
     if parse_date_format(options.date_format) is None:
         return None
-    # A zone-aware value is shown as the wall-clock time of the configured zone; a naive
-    # one as it is (csv_writer.text_value's astimezone).
-    local = f"timezone({quote_literal(options.time_zone)}, {expr})" if zoned else expr
     # The C library stops padding %Y below year 1000: those go through Python.
     return (
-        f"CASE WHEN {local} IS NULL THEN NULL "
+        f"CASE WHEN {expr} IS NULL THEN NULL "
         f"WHEN year({local}) BETWEEN 1000 AND 9999 "
         f"THEN strftime({local}, {quote_literal(options.date_format)}) "
         f"ELSE error({quote_literal(_FALLBACK)}) END"
     )
 
 
-def column_sql(expr: str, type_name: str, options: FormatOptions) -> str | None:
+def _wall_clock(expr: str, offsets: Sequence[tuple[int, int]]) -> str:
+    """`expr` (TIMESTAMP WITH TIME ZONE) as the TIMESTAMP of its wall-clock time, given
+    the zone's UTC offsets (zone_offsets) over the values' range: plain integer arithmetic
+    on the instant, where DuckDB's timezone() asks ICU's calendar for every row."""
+    instant = f"epoch_us({expr})"
+    if len(offsets) == 1:
+        offset = str(offsets[0][1])
+    else:
+        branches = " ".join(
+            f"WHEN {instant} < {start} THEN {previous}"
+            for (_, previous), (start, _) in pairwise(offsets)
+        )
+        offset = f"CASE {branches} ELSE {offsets[-1][1]} END"
+    return f"make_timestamp({instant} + {offset})"
+
+
+def zone_offsets(zone: ZoneInfo, low: datetime, high: datetime) -> list[tuple[int, int]]:
+    """The UTC offsets (microseconds) `zone` gives instants from `low` to `high`, as
+    (first instant, in epoch microseconds, offset) in time order; the first entry's instant
+    is `low`'s. The same offsets csv_writer.text_value's astimezone applies (zoneinfo)."""
+
+    def offset(second: int) -> int:
+        shift = datetime.fromtimestamp(second, zone).utcoffset()
+        assert shift is not None
+        return (shift.days * 86_400 + shift.seconds) * 1_000_000
+
+    first = math.floor(low.timestamp())
+    last = math.ceil(high.timestamp())
+    found = [(first * 1_000_000, offset(first))]
+    previous = first
+    # Offsets change at whole seconds, and never twice within _OFFSET_PROBE_SECONDS.
+    for probe in [*range(first + _OFFSET_PROBE_SECONDS, last, _OFFSET_PROBE_SECONDS), last]:
+        if offset(probe) != found[-1][1]:
+            # The first second in (previous, probe] with the new offset.
+            below, above = previous, probe
+            while above - below > 1:
+                middle = (below + above) // 2
+                if offset(middle) == found[-1][1]:
+                    below = middle
+                else:
+                    above = middle
+            found.append((above * 1_000_000, offset(above)))
+        previous = probe
+    return found
+
+
+def column_sql(
+    expr: str,
+    type_name: str,
+    options: FormatOptions,
+    offsets: Sequence[tuple[int, int]] = ((0, 0),),
+) -> str | None:
     """The SQL giving `expr` (of DuckDB type `type_name`) as its CSV field text, or None
-    when only the Python path formats that type exactly."""
+    when only the Python path formats that type exactly. `offsets` (zone_offsets of the
+    configured zone over the column's values) place a zone-aware timestamp in that zone."""
     if type_name == "VARCHAR":
         return _text(expr)
     if type_name == "BOOLEAN":
@@ -97,18 +166,45 @@ def column_sql(expr: str, type_name: str, options: FormatOptions) -> str | None:
         # Arrow's and DuckDB's casts agree with str(int), date.isoformat() and
         # format(Decimal, "f"): every scale digit, never an exponent.
         return f"CAST({expr} AS VARCHAR)"
-    if type_name in ("TIMESTAMP WITH TIME ZONE", "TIMESTAMP"):
-        return _timestamp(expr, type_name != "TIMESTAMP", options)
+    if type_name == "TIMESTAMP WITH TIME ZONE":
+        return _timestamp(expr, _wall_clock(expr, offsets), options)
+    if type_name == "TIMESTAMP":
+        # A naive value is shown as it is (csv_writer.text_value).
+        return _timestamp(expr, expr, options)
     return None
 
 
-def _knows_zone(cursor: duckdb.DuckDBPyConnection, zone: str) -> bool:
-    # DuckDB's ICU and Python's zoneinfo (maybe the tzdata package) may differ.
-    try:
-        cursor.execute(f"SELECT timezone({quote_literal(zone)}, now())").fetchall()
-    except duckdb.Error:
-        return False
-    return True
+def _column_offsets(
+    cursor: duckdb.DuckDBPyConnection,
+    source: CopySource,
+    types: Sequence[str],
+    zone: ZoneInfo,
+) -> list[Sequence[tuple[int, int]]]:
+    """Per column, the zone's offsets over the range of its values (zone-aware timestamp
+    columns only: the others get a placeholder), read in one aggregate query; none is
+    needed for UTC, the default."""
+    zoned = [i for i, t in enumerate(types) if t == "TIMESTAMP WITH TIME ZONE"]
+    placeholder: Sequence[tuple[int, int]] = ((0, 0),)
+    found: list[Sequence[tuple[int, int]]] = [placeholder] * len(types)
+    if not zoned or zone.key in _UTC_ZONES:
+        return found
+    bounds = ", ".join(f"min({source.columns[i]}), max({source.columns[i]})" for i in zoned)
+    # fetchall, not fetchone: a result left open blocks the cursor's next query.
+    (row,) = cursor.execute(f"SELECT {bounds} {source.from_where}", list(source.params)).fetchall()
+    for n, i in enumerate(zoned):
+        low, high = row[2 * n], row[2 * n + 1]
+        if low is not None:
+            found[i] = zone_offsets(zone, low, high)
+    return found
+
+
+def _memory_limit_mib(cursor: duckdb.DuckDBPyConnection) -> float:
+    """The connection's memory_limit in MiB (DuckDB shows it as, e.g., '1.8 GiB')."""
+    ((shown,),) = cursor.execute(
+        "SELECT value FROM duckdb_settings() WHERE name = 'memory_limit'"
+    ).fetchall()
+    amount, _, unit = str(shown).partition(" ")
+    return float(amount) * _MEMORY_UNITS.get(unit, 1)
 
 
 def _header(titles: Sequence[str], options: FormatOptions) -> str:
@@ -126,17 +222,18 @@ def copy_csv(
 ) -> int | None:
     """Write the whole CSV file to `path` with COPY: the rows written, or None (and
     nothing promised about `path`) when the caller must write it through CsvWriter."""
-    if not source.columns:
+    if not source.columns or _memory_limit_mib(cursor) < COPY_MIN_MEMORY_MIB:
         return None
     probe = cursor.sql(
         f"SELECT {', '.join(source.columns)} {source.from_where} LIMIT 0", params=source.params
     )
     types = [str(t) for t in probe.types]
-    texts = [column_sql(e, t, options) for e, t in zip(source.columns, types, strict=True)]
-    if any(t is None for t in texts):
+    if any(column_sql(e, t, options) is None for e, t in zip(source.columns, types, strict=True)):
         return None
-    if "TIMESTAMP WITH TIME ZONE" in types and not _knows_zone(cursor, options.time_zone):
-        return None
+    offsets = _column_offsets(cursor, source, types, options.zone)
+    texts = [
+        column_sql(e, t, options, o) for e, t, o in zip(source.columns, types, offsets, strict=True)
+    ]
     if len(texts) == 1:
         fields = [f"coalesce({texts[0]}, '')"]
     else:

@@ -4,15 +4,17 @@ the hostile demo values and every option; what it cannot format exactly it decli
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import duckdb
 import pyarrow as pa
 import pytest
 
 from exports.csv_arrow import parse_date_format
-from exports.csv_copy import CopySource, copy_csv
+from exports.csv_copy import CopySource, copy_csv, zone_offsets
 from exports.neutralise import FORMULA_TRIGGERS
 from exports.options import FormatOptions
 from tests.exports.test_csv_arrow import OPTIONS, _old, _table
@@ -123,10 +125,50 @@ def test_years_outside_four_digits_are_declined(tmp_path: Path) -> None:
     assert _copy(_connection(table), ["at"], FormatOptions(), tmp_path / "o.csv") is None
 
 
-def test_a_zone_duckdb_does_not_know_is_declined(tmp_path: Path) -> None:
-    table = _supported().select(["at", "text"])
-    options = FormatOptions(time_zone="Not/A_Zone")
-    assert _copy(_connection(table), ["at", "text"], options, tmp_path / "o.csv") is None
+ZONES = ["America/New_York", "Australia/Lord_Howe", "Asia/Kathmandu", "Europe/London",
+         "Pacific/Chatham", "Asia/Tokyo", "UTC"]  # fmt: skip
+
+
+def _around_transitions(zone: str) -> list[datetime]:
+    """Instants of 2023-2024 every 7 hours and 13 minutes, and each second around the
+    zone's changes of offset in those years."""
+    start = datetime(2023, 1, 1, tzinfo=UTC)
+    values = [start + timedelta(minutes=433 * i) for i in range(2 * 365 * 24 * 60 // 433)]
+    info = ZoneInfo(zone)
+    changes = [
+        a
+        for a, b in pairwise(values)
+        if a.astimezone(info).utcoffset() != b.astimezone(info).utcoffset()
+    ]
+    for before in changes:
+        second = before
+        while second.astimezone(info).utcoffset() == before.astimezone(info).utcoffset():
+            second += timedelta(seconds=1)
+        values += [second + timedelta(seconds=d) for d in (-2, -1, 0, 1)]
+    return sorted(values)
+
+
+@pytest.mark.parametrize("zone", ZONES)
+def test_wall_clock_times_are_those_of_zoneinfo(zone: str, tmp_path: Path) -> None:
+    # Offsets of 30 and 45 minutes, a 30-minute DST shift (Lord Howe), no DST (Tokyo).
+    table = pa.table({"at": pa.array(_around_transitions(zone), pa.timestamp("us", tz="UTC"))})
+    options = FormatOptions(date_format="%Y-%m-%d %H:%M:%S", time_zone=zone)
+    written = _copy(_connection(table), ["at"], options, tmp_path / "o.csv")
+    assert written == _old(table, options)
+
+
+def test_zone_offsets_list_each_change_in_the_range() -> None:
+    zone = ZoneInfo("America/New_York")
+    offsets = zone_offsets(
+        zone, datetime(2024, 1, 1, tzinfo=UTC), datetime(2024, 12, 31, tzinfo=UTC)
+    )
+    hour = 3_600_000_000
+    changes = [datetime(2024, 3, 10, 7, tzinfo=UTC), datetime(2024, 11, 3, 6, tzinfo=UTC)]
+    assert offsets == [
+        (int(datetime(2024, 1, 1, tzinfo=UTC).timestamp()) * 1_000_000, -5 * hour),
+        (int(changes[0].timestamp()) * 1_000_000, -4 * hour),
+        (int(changes[1].timestamp()) * 1_000_000, -5 * hour),
+    ]
 
 
 def test_every_formula_trigger_sorts_below_the_gate_of_the_sql_text() -> None:
