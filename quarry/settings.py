@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import tempfile
 import warnings
 from functools import cached_property
 from pathlib import Path
@@ -90,9 +91,10 @@ class Settings(BaseSettings):
         for path in (self.home, self.resolved_dagster_home):
             try:
                 path.mkdir(parents=True, exist_ok=True)
-                probe = path / ".write-probe"
-                probe.write_text("ok")
-                probe.unlink()
+                # A file of this process's own: processes starting together (a server's
+                # workers) must not delete each other's probe.
+                with tempfile.TemporaryFile(dir=path, prefix=".write-probe-"):
+                    pass
             except OSError as exc:
                 raise ConfigurationError(
                     f"cannot write to {path}: {exc.strerror or exc}. "

@@ -7,6 +7,7 @@ import re
 import stat
 import subprocess
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -185,3 +186,24 @@ def test_nothing_is_read_at_import(clean_env: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("QUARRY_")
+
+
+def test_processes_starting_together_each_check_the_home(clean_env: Path) -> None:
+    # Server workers start at once: one's write check must not remove another's probe.
+    settings = load_settings()
+    failures: list[BaseException] = []
+
+    def check() -> None:
+        try:
+            for _ in range(200):
+                settings.ensure_home()
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=check) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert sorted(p.name for p in settings.home.iterdir()) == ["dagster"]
