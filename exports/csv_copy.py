@@ -59,6 +59,10 @@ _OFFSET_PROBE_SECONDS = 6 * 3600
 # 330 MB peak RSS) and ran out of memory at 128 MB.
 COPY_MIN_MEMORY_MIB = 240
 _MEMORY_UNITS = {"bytes": 1 / 1024**2, "KiB": 1 / 1024, "MiB": 1, "GiB": 1024, "TiB": 1024**2}
+# Python's datetime range (years 1 to 9999), in epoch seconds, with a day to spare for
+# any offset.
+_FIRST_SECOND = -62_135_596_800 + 86_400
+_LAST_SECOND = 253_402_300_799 - 86_400
 _UTC_ZONES = {"UTC", "Etc/UTC", "Etc/UCT", "Etc/Zulu", "Zulu", "UCT", "Universal", "Etc/Universal"}
 
 
@@ -119,18 +123,20 @@ def _wall_clock(expr: str, offsets: Sequence[tuple[int, int]]) -> str:
     return f"make_timestamp({instant} + {offset})"
 
 
-def zone_offsets(zone: ZoneInfo, low: datetime, high: datetime) -> list[tuple[int, int]]:
-    """The UTC offsets (microseconds) `zone` gives instants from `low` to `high`, as
-    (first instant, in epoch microseconds, offset) in time order; the first entry's instant
-    is `low`'s. The same offsets csv_writer.text_value's astimezone applies (zoneinfo)."""
+def zone_offsets(zone: ZoneInfo, low: int, high: int) -> list[tuple[int, int]]:
+    """The UTC offsets (microseconds) `zone` gives instants from `low` to `high` (epoch
+    microseconds), as (first instant, offset) in time order; the first entry's instant is
+    where the range starts. The same offsets csv_writer.text_value's astimezone applies
+    (zoneinfo). Instants outside Python's years 1-9999 are left out: such values go
+    through the Python path anyway (_timestamp)."""
 
     def offset(second: int) -> int:
         shift = datetime.fromtimestamp(second, zone).utcoffset()
         assert shift is not None
         return (shift.days * 86_400 + shift.seconds) * 1_000_000
 
-    first = math.floor(low.timestamp())
-    last = math.ceil(high.timestamp())
+    first = min(max(math.floor(low / 1_000_000), _FIRST_SECOND), _LAST_SECOND)
+    last = min(max(math.ceil(high / 1_000_000), first), _LAST_SECOND)
     found = [(first * 1_000_000, offset(first))]
     previous = first
     # Offsets change at whole seconds, and never twice within _OFFSET_PROBE_SECONDS.
@@ -188,7 +194,10 @@ def _column_offsets(
     found: list[Sequence[tuple[int, int]]] = [placeholder] * len(types)
     if not zoned or zone.key in _UTC_ZONES:
         return found
-    bounds = ", ".join(f"min({source.columns[i]}), max({source.columns[i]})" for i in zoned)
+    # As epoch microseconds: a value past year 9999 has no Python datetime.
+    bounds = ", ".join(
+        f"epoch_us(min({source.columns[i]})), epoch_us(max({source.columns[i]}))" for i in zoned
+    )
     # fetchall, not fetchone: a result left open blocks the cursor's next query.
     (row,) = cursor.execute(f"SELECT {bounds} {source.from_where}", list(source.params)).fetchall()
     for n, i in enumerate(zoned):

@@ -125,6 +125,15 @@ def test_years_outside_four_digits_are_declined(tmp_path: Path) -> None:
     assert _copy(_connection(table), ["at"], FormatOptions(), tmp_path / "o.csv") is None
 
 
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York"])
+def test_years_past_python_datetimes_are_declined(zone: str, tmp_path: Path) -> None:
+    # About year 11476: Arrow and DuckDB hold it, Python's datetime does not.
+    micros = [int(datetime(2024, 1, 2, tzinfo=UTC).timestamp()) * 1_000_000, 3 * 10**17]
+    table = pa.table({"at": pa.array(micros, pa.timestamp("us", tz="UTC"))})
+    options = FormatOptions(time_zone=zone)
+    assert _copy(_connection(table), ["at"], options, tmp_path / "o.csv") is None
+
+
 ZONES = ["America/New_York", "Australia/Lord_Howe", "Asia/Kathmandu", "Europe/London",
          "Pacific/Chatham", "Asia/Tokyo", "UTC"]  # fmt: skip
 
@@ -159,9 +168,10 @@ def test_wall_clock_times_are_those_of_zoneinfo(zone: str, tmp_path: Path) -> No
 
 def test_zone_offsets_list_each_change_in_the_range() -> None:
     zone = ZoneInfo("America/New_York")
-    offsets = zone_offsets(
-        zone, datetime(2024, 1, 1, tzinfo=UTC), datetime(2024, 12, 31, tzinfo=UTC)
-    )
+    micros = [
+        int(datetime(2024, m, d, tzinfo=UTC).timestamp()) * 1_000_000 for m, d in ((1, 1), (12, 31))
+    ]
+    offsets = zone_offsets(zone, *micros)
     hour = 3_600_000_000
     changes = [datetime(2024, 3, 10, 7, tzinfo=UTC), datetime(2024, 11, 3, 6, tzinfo=UTC)]
     assert offsets == [
