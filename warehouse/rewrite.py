@@ -188,7 +188,7 @@ def compact_partition(
         # at once; the files are streamed out in slices of one output file each.
         reader = connection.sql(
             f"SELECT {columns} FROM read_parquet($paths, hive_partitioning = false,"
-            f" union_by_name = true) ORDER BY {_order_by(spec)}",
+            f" union_by_name = true) ORDER BY {clustered_order_by(spec)}",
             params={"paths": [str(root / f["path"]) for f in small]},
         ).to_arrow_reader(ROW_GROUP_ROWS)
         adds: list[AddAction] = []
@@ -256,13 +256,30 @@ def sort_clustered(data: pa.Table, name: str) -> pa.Table:
             helpers.append(helper)
             sort_keys.append((helper, "ascending", "at_end"))
         sort_keys.append((column, "ascending", "at_end"))
-    if not sort_keys:
-        return data
+    if not sort_keys or _in_order(data, [column for column, _, _ in sort_keys]):
+        # Rows a query already sorted (the sales model's) skip the take, which copies
+        # every column and cost more than the sort itself.
+        return data.drop_columns(helpers)
     order = pc.sort_indices(data, options=pc.SortOptions(sort_keys))
     return data.take(order).drop_columns(helpers)
 
 
-def _order_by(spec: TableSpec) -> str:
+def _in_order(data: pa.Table, columns: list[str]) -> bool:
+    """Whether each row of `data` sorts at or after the one before it by `columns`
+    (ascending); a null anywhere in them answers False."""
+    rows = data.num_rows
+    in_order: pa.ChunkedArray | None = None
+    for column in reversed(columns):
+        before, after = data[column].slice(0, rows - 1), data[column].slice(1)
+        if in_order is None:
+            in_order = pc.less_equal(before, after)
+        else:
+            tied = pc.and_(pc.equal(before, after), in_order)
+            in_order = pc.or_(pc.less(before, after), tied)
+    return in_order is None or bool(pc.all(pc.fill_null(in_order, False)).as_py())
+
+
+def clustered_order_by(spec: TableSpec) -> str:
     """sort_clustered's order as a DuckDB ORDER BY list."""
     terms: list[str] = []
     for column in clustering_key(spec.name):

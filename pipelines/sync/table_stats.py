@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from quarry.settings import Settings
@@ -14,8 +16,19 @@ from warehouse.views import scan_sql
 
 def store_row_count(settings: Settings, table: str, store_id: str | None) -> int:
     """Rows of `table` in the store's partition (the whole table when `store_id` is None).
-    A partition filter only prunes files, so this reads Parquet footers, not data."""
-    dataset = open_table(settings, table).to_pyarrow_dataset()
+
+    Read from the row counts the Delta log keeps per file (every writer of the warehouse
+    records them), which costs a few milliseconds where opening the files as a dataset cost
+    up to 0.4 s per table, paid several times in each sync run. Files without a count are
+    counted from their Parquet footers."""
+    delta = open_table(settings, table)
+    actions = pa.table(delta.get_add_actions(flatten=True))
+    if store_id is not None and spec(table).partitioned:
+        actions = actions.filter(pc.equal(actions[f"partition.{STORE_COLUMN}"], store_id))
+    counted = actions["num_records"]
+    if counted.null_count == 0:
+        return int(pc.sum(counted).as_py() or 0)
+    dataset = delta.to_pyarrow_dataset()
     if store_id is None:
         return dataset.count_rows()
     return dataset.count_rows(filter=ds.field(STORE_COLUMN) == store_id)

@@ -288,6 +288,34 @@ def test_clustering_sorts_ids_numerically_after_creation_time() -> None:
     assert sort_clustered(orders, "orders")["n"].to_pylist() == [1, 2, 3]
 
 
+def test_clustering_keeps_rows_already_in_order_and_sorts_near_misses() -> None:
+    in_order = pa.table(
+        {
+            "id": ["st_a-l9-0", "st_a-l9-1", "st_a-l10-0", "st_a-l10-1", "st_a-l100-0"],
+            "order_id": ["st_a-o9", "st_a-o9", "st_a-o10", "st_a-o10", "st_a-o100"],
+        }
+    )
+    assert sort_clustered(in_order, "order_lines").equals(in_order)
+    # One tie on the parent key broken the wrong way by the row's own id.
+    swapped = in_order.take([0, 1, 3, 2, 4])
+    assert sort_clustered(swapped, "order_lines").equals(in_order)
+    # Equal lengths, string order wrong at the last pair only.
+    late = in_order.take([0, 1, 2, 3]).append_column("n", pa.array([1, 2, 4, 3]))
+    late = late.set_column(0, "id", pa.array(["st_a-l9-0", "st_a-l9-1", "st_a-l11-0",
+                                              "st_a-l10-0"]))  # fmt: skip
+    late = late.set_column(1, "order_id", pa.array(["st_a-o9", "st_a-o9", "st_a-o11",
+                                                    "st_a-o10"]))  # fmt: skip
+    assert sort_clustered(late, "order_lines")["n"].to_pylist() == [1, 2, 3, 4]
+    # A null key is never taken as in order: the sort puts it last.
+    nulls = pa.table({"id": [None, "st_a-l2-0", "st_a-l3-0"],
+                      "order_id": ["st_a-o2", "st_a-o2", "st_a-o3"]})  # fmt: skip
+    assert sort_clustered(nulls, "order_lines")["id"].to_pylist() == [
+        "st_a-l2-0",
+        None,
+        "st_a-l3-0",
+    ]
+
+
 def test_statistics_skip_only_files_that_cannot_hold_a_key() -> None:
     files = [
         {"path": "a", "min": "st_a-o100", "max": "st_a-o199"},

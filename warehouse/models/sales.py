@@ -32,6 +32,7 @@ import duckdb
 import pyarrow as pa
 
 from quarry.settings import Settings
+from warehouse.rewrite import clustered_order_by
 from warehouse.schemas import SALES, SOURCE_DATASETS, TABLES
 from warehouse.tables import STORE_COLUMN, open_table
 from warehouse.views import scan_sql
@@ -173,7 +174,7 @@ events AS (
     FROM refunds r JOIN orders o ON o.id = r.order_id
     WHERE r.duties <> 0
 )
-SELECT
+SELECT * FROM (SELECT
     e.id, o.store_id, e.order_id, o.order_name, e.event_type, e.line_type, e.happened_at,
     timezone($store_timezone, e.happened_at) AS happened_at_store,
     timezone($account_timezone, e.happened_at) AS happened_at_account,
@@ -188,7 +189,9 @@ SELECT
     (e.gross_sales + e.discounts + e.returns + e.shipping_charges + e.duties
         + e.additional_fees + e.taxes)::DECIMAL(18, 2) AS total_sales
 FROM events e JOIN orders o ON o.id = e.order_id
-ORDER BY e.order_id, e.happened_at, e.id
+-- The table's clustering order: DuckDB sorts on every core, and the writer then finds the
+-- rows in order and writes them as they are.
+) ORDER BY {clustered_order_by(SALES)}
 """
 
 
