@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from platforms.base import ChangePage, Connector
+from quarry.read_ahead import read_ahead
 from quarry.settings import Settings
 from registry.cursors import get_cursor, mark_sales_pending, set_cursor
 from registry.db import Registry
@@ -57,7 +58,8 @@ def sync_dataset(
             mark_sales_pending(session, store_id, full=True)
     result = DatasetSync(dataset, full, rows=dict.fromkeys(tables, 0), cursor=cursor)
     writer = StoreWriter(settings, store_id)
-    for page in batched(connector.changes(dataset, cursor), batch_rows):
+    # The platform's next pages are read while this one is written.
+    for page in read_ahead(batched(connector.changes(dataset, cursor), batch_rows)):
         written = writer.apply(page, full=full, first=result.batches == 0)
         with registry.session() as session:
             set_cursor(session, store_id, dataset, page.cursor)

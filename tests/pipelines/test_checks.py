@@ -1,4 +1,4 @@
-"""Asset checks: they pass on a good sync; a duplicated id fails unique_ids, which blocks the
+"""Asset checks: they pass on a good sync; a duplicated id fails valid_keys, which blocks the
 snapshot, so readers keep the previous one."""
 
 from __future__ import annotations
@@ -17,14 +17,20 @@ from warehouse.tables import table_path
 pytestmark = pytest.mark.slow
 
 
-def _evaluations(instance: DagsterInstance, run_id: str) -> dict[tuple[str, str], bool]:
+def _evaluations(
+    instance: DagsterInstance, run_id: str
+) -> dict[tuple[str, str], AssetCheckEvaluation]:
     records = instance.all_logs(run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION)
     results = {}
     for record in records:
         evaluation = record.get_dagster_event().event_specific_data
         assert isinstance(evaluation, AssetCheckEvaluation)
-        results[(evaluation.asset_key.to_user_string(), evaluation.check_name)] = evaluation.passed
+        results[(evaluation.asset_key.to_user_string(), evaluation.check_name)] = evaluation
     return results
+
+
+def _passed(instance: DagsterInstance, run_id: str) -> dict[tuple[str, str], bool]:
+    return {key: e.passed for key, e in _evaluations(instance, run_id).items()}
 
 
 def test_checks_pass_then_catch_a_duplicated_id(
@@ -36,11 +42,11 @@ def test_checks_pass_then_catch_a_duplicated_id(
     store_id = store_ids[0]
     [rates, good] = sync_stores(settings, registry, [store_id])
     assert good.success
-    passed = _evaluations(instance, good.run_id)
+    passed = _passed(instance, good.run_id)
     assert passed[("orders", "matches_platform")] is True
-    assert ("order_lines", "keys_not_null") in passed and ("sales", "unique_ids") in passed
-    assert len(passed) == 9 * 2 + 4 and all(passed.values())
-    assert all(_evaluations(instance, rates.run_id).values())
+    assert ("order_lines", "valid_keys") in passed and ("sales", "valid_keys") in passed
+    assert len(passed) == 9 + 4 and all(passed.values())
+    assert all(_passed(instance, rates.run_id).values())
 
     with registry.session() as session:
         before = latest_snapshots(session, [store_id])
@@ -49,8 +55,9 @@ def test_checks_pass_then_catch_a_duplicated_id(
 
     [bad] = sync_stores(settings, registry, [store_id])
     assert not bad.success and bad.failed_step == "check_orders"
-    evaluations = _evaluations(instance, bad.run_id)
-    assert evaluations[("orders", "unique_ids")] is False
-    assert evaluations[("orders", "keys_not_null")] is True
+    keys = _evaluations(instance, bad.run_id)[("orders", "valid_keys")]
+    assert keys.passed is False
+    assert keys.metadata["duplicate_keys"].value == 1
+    assert keys.metadata["rows_with_null_keys"].value == 0
     with registry.session() as session:
         assert latest_snapshots(session, [store_id]) == before

@@ -1,0 +1,73 @@
+"""Iterate in a background thread, one item ahead of the consumer.
+
+A sync reads a platform page (network for Shopify, Parquet and Arrow work for the demo)
+and then writes it (Parquet encoding, a Delta commit): both mostly release the GIL, so
+reading the next page while the current one is written keeps a second core busy.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
+
+T = TypeVar("T")
+
+_END = object()
+# How often a blocked producer looks whether the consumer went away.
+_POLL_SECONDS = 0.1
+
+
+class _Failed:
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+def read_ahead(items: Iterable[T], depth: int = 1) -> Iterator[T]:
+    """The items of `items` in order, produced in a thread up to `depth` items ahead.
+
+    An exception from `items` is raised to the consumer where its item would have come.
+    When the consumer stops early (break, an exception, close()), the producer stops after
+    the item in hand and closes `items` in its own thread, where it ran."""
+    handoff: queue.Queue[object] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def produce() -> None:
+        source = iter(items)
+        try:
+            for item in source:
+                if not _offer(handoff, item, stop):
+                    return
+            _offer(handoff, _END, stop)
+        except BaseException as error:  # handed to the consumer, who raises it
+            _offer(handoff, _Failed(error), stop)
+        finally:
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()
+
+    thread = threading.Thread(target=produce, name="read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = handoff.get()
+            if item is _END:
+                return
+            if isinstance(item, _Failed):
+                raise item.error
+            yield item  # type: ignore[misc]
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _offer(handoff: queue.Queue[object], item: object, stop: threading.Event) -> bool:
+    """Put `item` when there is room; False once the consumer has stopped."""
+    while not stop.is_set():
+        try:
+            handoff.put(item, timeout=_POLL_SECONDS)
+            return True
+        except queue.Full:
+            continue
+    return False
