@@ -13,6 +13,7 @@ from api.openapi import build_openapi
 from api.problems import install_problem_handlers
 from api.ratelimit import build_limiter
 from api.routes import account, datasets, export_jobs, exports, health, query, records, stores
+from exports.runs import RunLookup
 from quarry.settings import Settings, load_settings
 from registry.db import Registry
 from warehouse.reader import WarehouseReader
@@ -45,6 +46,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     limiter = build_limiter(settings)
     registry = Registry(settings)
     reader = WarehouseReader(settings, registry)
+    # Opens the Dagster instance on first use: most requests never need it.
+    export_runs = RunLookup(settings)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -52,6 +55,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # Only what reopens on demand: an app may see several lifespans (test clients), and
         # the reader's in-memory DuckDB goes with the process anyway.
         registry.dispose()
+        export_runs.close()
         if limiter is not None:
             limiter.close()
 
@@ -67,6 +71,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.registry = registry
     app.state.reader = reader
     app.state.limiter = limiter
+    app.state.export_runs = export_runs
     install_problem_handlers(app)
     app.add_middleware(ResponseHeadersMiddleware)
     for router in ROUTERS:

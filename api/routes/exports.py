@@ -28,10 +28,8 @@ router = APIRouter(prefix="/v1", tags=["exports"])
 
 
 async def get_runs(request: Request) -> RunLookup:
-    """The app's reader of Dagster runs, made on first use (most requests never need it)."""
-    runs = getattr(request.app.state, "export_runs", None)
-    if runs is None:
-        runs = request.app.state.export_runs = RunLookup(request.app.state.settings)
+    """The app's reader of Dagster runs (api.main: closed with the app)."""
+    runs: RunLookup = request.app.state.export_runs
     return runs
 
 

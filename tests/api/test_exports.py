@@ -8,7 +8,10 @@ queued, and files are produced by running the job in this process, as its run wo
 from __future__ import annotations
 
 import pytest
+from anyio.from_thread import BlockingPortal
+from dagster import DagsterInstance
 
+from api.main import create_app
 from exports.cleanup import remove_files_for_store
 from exports.execute import execute_job
 from tests.api.conftest import Client, assert_problem
@@ -160,3 +163,28 @@ def test_idempotency_key(client: Client, world: World, configs: dict[str, str]) 
 def test_unknown_parameters_are_rejected(client: Client, world: World) -> None:
     response = client.get("/v1/exports?page=2", key=world.keys["a_all"])
     assert_problem(response, 400, "Invalid request")
+
+
+def test_the_app_disposes_of_its_dagster_instance_when_it_stops(
+    world: World, portal: BlockingPortal
+) -> None:
+    app = create_app(world.settings)
+    runs = app.state.export_runs
+    disposed: list[DagsterInstance] = []
+
+    async def lifetime() -> DagsterInstance:
+        async with app.router.lifespan_context(app):
+            instance = runs.instance()
+            dispose = instance.dispose
+            instance.dispose = lambda: (disposed.append(instance), dispose())[-1]  # type: ignore[method-assign]
+        return instance
+
+    first = portal.call(lifetime)
+    try:
+        assert disposed == [first]
+        # A later lifespan (test clients start several) opens a new one on demand.
+        assert runs.instance() is not first
+    finally:
+        runs.close()
+        app.state.reader.close()
+        app.state.registry.dispose()
