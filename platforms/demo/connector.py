@@ -111,9 +111,9 @@ class DemoConnector:
         for first in range(0, max(parents.num_rows, 1), self.page_size):
             last = min(first + self.page_size, parents.num_rows)
             page_tables = {tables[0]: parents.slice(first, last - first)}
-            for name, (rows, rank) in children.items():
+            for name, (rows, order, rank) in children.items():
                 lo, hi = np.searchsorted(rank, [first, last], side="left")
-                page_tables[name] = rows.slice(int(lo), int(hi - lo))
+                page_tables[name] = rows.take(pa.array(order[lo:hi]))
             if last > first:
                 start = start.after(int(updated[last - 1]), parent_ids[last - 1].as_py())
             yield ChangePage(tables=page_tables, deleted_ids=deleted_ids, cursor=encode(start))
@@ -132,11 +132,13 @@ def _changed_parents(table: pa.Table, position: Position | None) -> pa.Table:
 
 def _children_by_parent(
     table: pa.Table, parent_key: str, parent_ids: pa.Array
-) -> tuple[pa.Table, np.ndarray]:
-    """The rows whose parent is in `parent_ids`, ordered by that parent's position there
-    (rows of one parent in file order), and each row's parent position, for slicing."""
+) -> tuple[pa.Table, np.ndarray, np.ndarray]:
+    """`table`, the positions of its rows whose parent is in `parent_ids` ordered by that
+    parent's position there (rows of one parent in file order), and each such row's parent
+    position. Each page takes its own rows: the first page comes out before the rows of
+    all pages are copied, and the sync writes it meanwhile (quarry.read_ahead)."""
     rank = pc.fill_null(pc.index_in(table[parent_key], value_set=parent_ids), -1)
     ranks = np.asarray(rank.to_numpy(zero_copy_only=False), dtype=np.int64)
     mine = np.flatnonzero(ranks >= 0)
     order = mine[np.argsort(ranks[mine], kind="stable")]
-    return table.take(pa.array(order)).combine_chunks(), ranks[order]
+    return table, order, ranks[order]
