@@ -86,4 +86,6 @@ def sync_dataset(
 def holds_store(settings: Settings, tables: Iterable[str], store_id: str) -> bool:
     """Whether any of `tables` has a data file in the store's partition."""
     partition = [(STORE_COLUMN, "=", store_id)]
-    return any(open_table(settings, name).file_uris(partition_filters=partition) for name in tables)
+    return any(
+        open_table(settings, name).file_uris(file_pruning_predicate=partition) for name in tables
+    )

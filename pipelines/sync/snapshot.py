@@ -55,5 +55,8 @@ def _changed(settings: Settings, table: str, store_id: str, before: int | None, 
     if not TABLES[table].partitioned:
         return True
     partition = [(STORE_COLUMN, "=", store_id)]
-    files = [set(open_table(settings, table, v).file_uris(partition)) for v in (before, now)]
+    files = [
+        set(open_table(settings, table, v).file_uris(file_pruning_predicate=partition))
+        for v in (before, now)
+    ]
     return files[0] != files[1]

@@ -60,7 +60,7 @@ def key_health(settings: Settings, table: str, store_id: str | None) -> KeyHealt
     keys = ", ".join(table_spec.primary_key)
     nulls = " OR ".join(f"{c} IS NULL" for c in key_columns(table))
     partition = None if store_id is None else [(STORE_COLUMN, "=", store_id)]
-    files = open_table(settings, table).file_uris(partition)
+    files = open_table(settings, table).file_uris(file_pruning_predicate=partition)
     con = duckdb.connect()
     try:
         # DuckDB's own Parquet scan (see warehouse.models.sales on pyarrow pushdown).

@@ -248,7 +248,7 @@ def store_sales(
             # DuckDB's own Parquet scan of the partition's files, as the reader does: its
             # filter pushdown into a pyarrow dataset drops rows on decimal comparisons
             # (`total_duties <> 0` matched nothing; duckdb 2.0, pyarrow 26).
-            files = open_table(settings, name).file_uris(partition)
+            files = open_table(settings, name).file_uris(file_pruning_predicate=partition)
             key = "id" if name == "orders" else "order_id"
             con.execute(
                 f"CREATE TEMP VIEW {name} AS SELECT * FROM ({scan_sql(TABLES[name], files)})"
