@@ -3,11 +3,23 @@ the resources they share. Importing it reads no setting (the resources do when b
 
 from __future__ import annotations
 
-from dagster import Definitions, in_process_executor
+import warnings
+
+from dagster import BetaWarning, Definitions, in_process_executor
 
 from pipelines.exports.definitions import defs as export_defs
 from pipelines.resources import QuarryResource, ResyncStatus
 from pipelines.sync.definitions import defs as sync_defs
+
+# Dagster 1.13 copies every sensor that targets a job when it attaches resources, and the
+# copy passes `owners` (None here) on to SensorDefinition, which warns that the parameter is
+# in beta: twice on every code server start, in the terminal of `make demo`. No sensor of
+# ours sets owners.
+warnings.filterwarnings(
+    "ignore",
+    message="Parameter `owners` of initializer `SensorDefinition.__init__`",
+    category=BetaWarning,
+)
 
 defs = Definitions.merge(
     sync_defs,
