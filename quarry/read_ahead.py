@@ -10,6 +10,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -24,12 +25,14 @@ class _Failed:
         self.error = error
 
 
-def read_ahead(items: Iterable[T], depth: int = 1) -> Iterator[T]:
+@contextmanager
+def read_ahead(items: Iterable[T], depth: int = 1) -> Iterator[Iterator[T]]:
     """The items of `items` in order, produced in a thread up to `depth` items ahead.
 
     An exception from `items` is raised to the consumer where its item would have come.
-    When the consumer stops early (break, an exception, close()), the producer stops after
-    the item in hand and closes `items` in its own thread, where it ran."""
+    Leaving the block, whether the items ran out, the consumer broke off or raised, stops
+    the producer after the item in hand and closes `items` in the producer's thread,
+    where it ran."""
     handoff: queue.Queue[object] = queue.Queue(maxsize=depth)
     stop = threading.Event()
 
@@ -47,9 +50,7 @@ def read_ahead(items: Iterable[T], depth: int = 1) -> Iterator[T]:
             if close is not None:
                 close()
 
-    thread = threading.Thread(target=produce, name="read-ahead", daemon=True)
-    thread.start()
-    try:
+    def consume() -> Iterator[T]:
         while True:
             item = handoff.get()
             if item is _END:
@@ -57,6 +58,11 @@ def read_ahead(items: Iterable[T], depth: int = 1) -> Iterator[T]:
             if isinstance(item, _Failed):
                 raise item.error
             yield item  # type: ignore[misc]
+
+    thread = threading.Thread(target=produce, name="read-ahead", daemon=True)
+    thread.start()
+    try:
+        yield consume()
     finally:
         stop.set()
         thread.join()

@@ -59,21 +59,24 @@ def sync_dataset(
     result = DatasetSync(dataset, full, rows=dict.fromkeys(tables, 0), cursor=cursor)
     writer = StoreWriter(settings, store_id)
     # The platform's next pages are read while this one is written.
-    for page in read_ahead(batched(connector.changes(dataset, cursor), batch_rows)):
-        written = writer.apply(page, full=full, first=result.batches == 0)
-        with registry.session() as session:
-            set_cursor(session, store_id, dataset, page.cursor)
-            if dataset == "orders" and not full:
-                changed = page.tables["orders"]["id"].to_pylist() if "orders" in page.tables else []
-                if changed or page.deleted_ids:
-                    mark_sales_pending(session, store_id, [*changed, *page.deleted_ids])
-        result.batches += 1
-        result.deleted += len(page.deleted_ids)
-        result.cursor = page.cursor
-        for name, count in written.items():
-            result.rows[name] = result.rows.get(name, 0) + count
-        if log:
-            log(f"{dataset}: committed {written} (cursor {page.cursor})")
+    with read_ahead(batched(connector.changes(dataset, cursor), batch_rows)) as pages:
+        for page in pages:
+            written = writer.apply(page, full=full, first=result.batches == 0)
+            with registry.session() as session:
+                set_cursor(session, store_id, dataset, page.cursor)
+                if dataset == "orders" and not full:
+                    changed = (
+                        page.tables["orders"]["id"].to_pylist() if "orders" in page.tables else []
+                    )
+                    if changed or page.deleted_ids:
+                        mark_sales_pending(session, store_id, [*changed, *page.deleted_ids])
+            result.batches += 1
+            result.deleted += len(page.deleted_ids)
+            result.cursor = page.cursor
+            for name, count in written.items():
+                result.rows[name] = result.rows.get(name, 0) + count
+            if log:
+                log(f"{dataset}: committed {written} (cursor {page.cursor})")
     if full and result.batches == 0 and holds_store(settings, tables, store_id):
         # The platform has no such records any more: a full sync still empties the
         # partition (and writes nothing when it is empty already).
