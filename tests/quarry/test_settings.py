@@ -7,7 +7,6 @@ import re
 import stat
 import subprocess
 import sys
-import threading
 import warnings
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from cryptography.fernet import Fernet
 
 from quarry.errors import ConfigurationError
 from quarry.settings import load_settings
+from tests.concurrency import errors_in_threads
 
 
 @pytest.fixture
@@ -191,19 +191,10 @@ def test_nothing_is_read_at_import(clean_env: Path) -> None:
 def test_processes_starting_together_each_check_the_home(clean_env: Path) -> None:
     # Server workers start at once: one's write check must not remove another's probe.
     settings = load_settings()
-    failures: list[BaseException] = []
 
     def check() -> None:
-        try:
-            for _ in range(200):
-                settings.ensure_home()
-        except BaseException as exc:
-            failures.append(exc)
+        for _ in range(200):
+            settings.ensure_home()
 
-    threads = [threading.Thread(target=check) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert failures == []
+    assert errors_in_threads(check, 8) == []
     assert sorted(p.name for p in settings.home.iterdir()) == ["dagster"]

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from quarry.settings import Settings
+from tests.concurrency import errors_in_threads
 from warehouse.schemas import TABLES
 from warehouse.tables import (
     clustering_key,
@@ -19,23 +18,7 @@ from warehouse.tables import (
 
 
 def test_racing_creators_make_each_table_once(quarry_env: Settings) -> None:
-    start = threading.Barrier(4)
-    errors: list[BaseException] = []
-
-    def create() -> None:
-        start.wait()
-        try:
-            ensure_tables(quarry_env)
-        except BaseException as exc:  # collected for the assertion below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=create) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
-    assert errors == []
+    assert errors_in_threads(lambda: ensure_tables(quarry_env), 4) == []
     assert current_versions(quarry_env, TABLES) == dict.fromkeys(TABLES, 0)
     ensure_tables(quarry_env)
     assert current_versions(quarry_env, TABLES) == dict.fromkeys(TABLES, 0)
