@@ -43,7 +43,7 @@ from exports.csv_arrow import parse_date_format
 from exports.csv_writer import RECORD_END, CsvWriter
 from exports.neutralise import FORMULA_TRIGGERS
 from exports.options import FormatOptions
-from warehouse.views import quote_literal
+from warehouse.tables import quote_literal
 
 # Raised inside the COPY for a value only the Python path formats right: the COPY is
 # abandoned (its file is rewritten by the fallback).

@@ -157,12 +157,13 @@ def produce(
     """Write the configuration's file to `target` from one snapshot of `store_ids`."""
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".part")
-    snapshot = reader.snapshot(store_ids)
     # Record parts read their own tables only; a saved query may read several.
     tables = None
     if all(part.entity_type != "query" for part in config.parts):
         tables = {_record_dataset(part).table for part in config.parts}
-    with reader.connect(snapshot, tables) as cursor:
+    # The snapshot is pinned for the whole run: maintenance must not expire it under the
+    # export, however long it takes.
+    with reader.pinned(store_ids) as snapshot, reader.connect(snapshot, tables) as cursor:
 
         def tables() -> Iterator[Table]:
             for part in config.parts:

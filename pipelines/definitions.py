@@ -8,6 +8,7 @@ import warnings
 from dagster import BetaWarning, Definitions, in_process_executor
 
 from pipelines.exports.definitions import defs as export_defs
+from pipelines.maintenance.definitions import defs as maintenance_defs
 from pipelines.resources import QuarryResource, ResyncStatus
 from pipelines.sync.definitions import defs as sync_defs
 
@@ -24,9 +25,10 @@ warnings.filterwarnings(
 defs = Definitions.merge(
     sync_defs,
     export_defs,
+    maintenance_defs,
     Definitions(
         resources={"quarry": QuarryResource(), "resync_status": ResyncStatus()},
-        # One process per run: steps share it (2 cores; deltalake must not be forked).
+        # One process per run: steps share it (2 cores).
         executor=in_process_executor,
     ),
 )

@@ -40,7 +40,18 @@ class Settings(BaseSettings):
     allow_private_hosts: bool = False
     duckdb_memory_limit: str = "2GB"
     duckdb_threads: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1))
-    vacuum_retention_hours: int = 24
+    # The warehouse (DuckLake): its catalog (a SQLite file in QUARRY_HOME by default, or a
+    # postgresql:// URL) and its data files (a folder in QUARRY_HOME, or s3://bucket/prefix).
+    catalog_url: str | None = None
+    data_url: str | None = None
+    # An S3-compatible store other than AWS (MinIO, moto, ...): its endpoint URL, and the
+    # region to sign for. Credentials come from the standard AWS variables.
+    s3_endpoint_url: str | None = None
+    s3_region: str | None = None
+    # Warehouse snapshots nobody reads are expired (and their files deleted) once they are
+    # this old, or this long after a newer snapshot of their store replaced them: longer
+    # than the longest API request. Exports pin the snapshot they read until they end.
+    snapshot_retention_hours: float = Field(default=24.0, ge=0)
     # Export files older than this many days are removed (their jobs stay, marked removed);
     # unset keeps files until a store re-syncs or is removed.
     export_retention_days: int | None = None
@@ -68,7 +79,20 @@ class Settings(BaseSettings):
 
     @property
     def warehouse_dir(self) -> Path:
+        """The embedded warehouse's folder: its catalog and data when neither is set."""
         return self.home / "warehouse"
+
+    @property
+    def resolved_catalog_url(self) -> str:
+        """The DuckLake catalog: QUARRY_CATALOG_URL, else a SQLite file in QUARRY_HOME."""
+        return self.catalog_url or f"sqlite:///{self.warehouse_dir / 'catalog.sqlite'}"
+
+    @property
+    def resolved_data_url(self) -> str:
+        """Where the lake's Parquet files go: QUARRY_DATA_URL, else a folder in QUARRY_HOME.
+        Always ends with a slash, as DuckLake's DATA_PATH wants."""
+        url = self.data_url or str(self.warehouse_dir / "data")
+        return url if url.endswith("/") else url + "/"
 
     @property
     def demo_dir(self) -> Path:

@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     ForeignKey,
@@ -160,13 +161,28 @@ class SyncCursor(Base):
 
 
 class WarehouseSnapshot(Base):
-    """One consistent view of a store's tables: table name -> Delta version."""
+    """A store's published view of the warehouse: the DuckLake snapshot (version) whose
+    tables readers see for that store, from `created_at` until the store's next row."""
 
     __tablename__ = "warehouse_snapshots"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     store_id: Mapped[str] = mapped_column(ForeignKey("stores.id", ondelete="CASCADE"))
-    versions: Mapped[dict[str, Any]] = mapped_column(JSON)
+    version: Mapped[int] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     __table_args__ = (Index("ix_warehouse_snapshots_store", "store_id", "id"),)
+
+
+class SnapshotPin(Base):
+    """A DuckLake snapshot somebody reads for a while (an export run): maintenance keeps it
+    until the pin is released or expires."""
+
+    __tablename__ = "snapshot_pins"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    version: Mapped[int] = mapped_column(BigInteger)
+    holder: Mapped[str] = mapped_column(String(255))
+    expires_at: Mapped[datetime] = mapped_column()
+
+    __table_args__ = (Index("ix_snapshot_pins_holder", "holder"),)

@@ -17,6 +17,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from quarry.settings import Settings, load_settings
+from warehouse.lake import Lake
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "QUARRY_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
@@ -72,3 +73,11 @@ def postgres_url() -> Iterator[str]:
         yield url
     finally:
         _drop_database(name)
+
+
+@pytest.fixture
+def lake(quarry_env: Settings) -> Iterator[Lake]:
+    """The warehouse of the test's home (SQLite catalog, data in a folder), attached."""
+    handle = Lake(quarry_env)
+    yield handle
+    handle.close()

@@ -1,65 +1,93 @@
 """The DuckDB reader: every warehouse table, as one snapshot of the requested stores sees it.
 
-One `WarehouseReader` per process holds one in-memory DuckDB database. A snapshot gets a
-schema of views, cached by the snapshot's key, each view created when a cursor first asks
-for its table (an export process that reads one table opens that table's Delta logs only);
-`connect` hands out a cursor of the shared database whose search_path is that schema, so
-queries use plain table names (`orders`, `sales`, ...). search_path is per cursor, so
-threads reading different snapshots never see each other's. Delta files are immutable, so
-DuckDB may cache Parquet metadata for the life of the process.
+One `WarehouseReader` per process holds one DuckDB connection with the lake attached.
+A `Snapshot` names, per store, the lake version published for it (warehouse.snapshots).
+Each snapshot gets a schema of views, cached by the snapshot's key, each view created
+when a cursor first asks for its table: a store's rows at its version, `lake.<table> AT
+(VERSION => n)`, one scan per distinct version; exchange_rates, which is global, at the
+newest version among the stores. `connect` hands out a cursor whose search_path is that
+schema, so queries use plain table names (`orders`, `sales`, ...). search_path is per
+cursor, so threads reading different snapshots never see each other's. A snapshot never
+changes, so a query run twice on one snapshot gives the same answer however many syncs
+committed meanwhile.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
 import threading
+import uuid
 from collections import OrderedDict
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 import duckdb
 
 from quarry.settings import Settings
 from registry.db import Registry
-from warehouse.files import FileListCache
-from warehouse.schemas import TABLES
-from warehouse.snapshots import GLOBAL_TABLES, latest_snapshots
-from warehouse.tables import ensure_tables
-from warehouse.views import quote_identifier, quote_literal, scan_sql
+from warehouse.lake import connect as connect_lake
+from warehouse.schemas import TABLES, TableSpec
+from warehouse.snapshots import latest_snapshots, pin, release
+from warehouse.tables import (
+    STORE_COLUMN,
+    qualified,
+    quote_identifier,
+    quote_literal,
+    store_literal,
+)
+
+# How long a pin outlives a reader that died without releasing it.
+PIN_TTL = timedelta(hours=24)
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """What a read sees: per store the version of each of its tables, and the version of
-    each global table (exchange_rates). `key` changes exactly when any of them does."""
+    """What a read sees: per store, the lake version of all its tables. Global tables are
+    read at the newest of them. `key` changes exactly when any of them does."""
 
     store_ids: tuple[str, ...]
-    versions: Mapping[str, Mapping[str, int]] = field(hash=False)
-    global_versions: Mapping[str, int] = field(hash=False)
+    versions: Mapping[str, int] = field(hash=False)
     key: str = ""
 
     @classmethod
-    def of(cls, store_ids: Sequence[str], recorded: Mapping[str, Mapping[str, int]]) -> Snapshot:
-        """The snapshot of `store_ids` given their newest recorded versions; stores without
-        a snapshot contribute nothing (see warehouse.snapshots for the global tables)."""
-        versions = {
-            store: {
-                t: v for t, v in recorded[store].items() if t in TABLES and t not in GLOBAL_TABLES
-            }
-            for store in sorted(set(store_ids))
-            if store in recorded
-        }
-        global_versions: dict[str, int] = {}
-        for table in GLOBAL_TABLES:
-            seen = [recorded[s][table] for s in store_ids if s in recorded and table in recorded[s]]
-            if seen:
-                global_versions[table] = max(seen)
-        triples = sorted((s, t, v) for s, tables in versions.items() for t, v in tables.items())
-        payload = json.dumps([triples, sorted(global_versions.items())], separators=(",", ":"))
+    def of(cls, store_ids: Sequence[str], recorded: Mapping[str, int]) -> Snapshot:
+        """The snapshot of `store_ids` given their published versions; stores never
+        published contribute nothing."""
+        stores = tuple(sorted(set(store_ids)))
+        versions = {s: int(recorded[s]) for s in stores if s in recorded}
+        payload = json.dumps(sorted(versions.items()), separators=(",", ":"))
         key = hashlib.sha256(payload.encode()).hexdigest()[:32]
-        return cls(tuple(sorted(set(store_ids))), versions, global_versions, key)
+        return cls(stores, versions, key)
+
+    @property
+    def global_version(self) -> int | None:
+        """The version global tables (exchange_rates) are read at; None reads them empty."""
+        return max(self.versions.values(), default=None)
+
+
+def table_sql(table: TableSpec, snapshot: Snapshot) -> str:
+    """SELECT of `table`'s rows as `snapshot` sees them, in schema order."""
+    name = qualified(table.name)
+    if not table.partitioned:
+        version = snapshot.global_version
+        if version is None:
+            return f"SELECT * FROM {name} WHERE false"
+        return f"SELECT * FROM {name} AT (VERSION => {version})"
+    by_version: dict[int, list[str]] = {}
+    for store, version in snapshot.versions.items():
+        by_version.setdefault(version, []).append(store_literal(store))
+    if not by_version:
+        return f"SELECT * FROM {name} WHERE false"
+    column = quote_identifier(STORE_COLUMN)
+    return " UNION ALL ".join(
+        f"SELECT * FROM {name} AT (VERSION => {version}) WHERE {column} IN ({', '.join(stores)})"
+        for version, stores in sorted(by_version.items())
+    )
 
 
 @dataclass
@@ -75,27 +103,15 @@ class WarehouseReader:
     def __init__(
         self, settings: Settings, registry: Registry, *, max_cached_snapshots: int = 64
     ) -> None:
-        ensure_tables(settings)
         self.settings = settings
         self.registry = registry
-        self._files = FileListCache(settings)
         self._max_views = max_cached_snapshots
         self._views: OrderedDict[str, _Views] = OrderedDict()
         self._lock = threading.Lock()
-        self._db = duckdb.connect(
-            ":memory:",
-            config={
-                "threads": settings.duckdb_threads,
-                "memory_limit": settings.duckdb_memory_limit,
-            },
-        )
-        # Not in `config`: these belong to the built-in ICU and Parquet extensions, which
-        # load only after connect.
-        self._db.execute("SET GLOBAL TimeZone = 'UTC'")
-        self._db.execute("SET GLOBAL parquet_metadata_cache = true")
+        self._db = connect_lake(settings)
 
     def snapshot(self, store_ids: Sequence[str]) -> Snapshot:
-        """The newest recorded snapshot of `store_ids` (one registry query)."""
+        """The published snapshot of `store_ids` (one registry query)."""
         with self.registry.session() as session:
             recorded = latest_snapshots(session, store_ids)
         return Snapshot.of(store_ids, recorded)
@@ -112,14 +128,25 @@ class WarehouseReader:
             with self._lock:
                 cursor = self._db.cursor()
             try:
-                cursor.execute(f"SET search_path = {quote_literal(schema)}")
-                # A long query (a large export) would draw DuckDB's progress bar on stdout.
-                cursor.execute("SET enable_progress_bar = false")
+                cursor.execute(f"SET search_path = {quote_literal('memory.' + schema)}")
                 yield cursor
             finally:
                 cursor.close()
         finally:
             self._release(snapshot.key)
+
+    @contextmanager
+    def pinned(self, store_ids: Sequence[str]) -> Iterator[Snapshot]:
+        """The published snapshot of `store_ids`, kept from maintenance's expiry for the
+        block (or PIN_TTL at most, should this process die): for a long reader such as an
+        export, which must see one snapshot from its first row to its last."""
+        snapshot = self.snapshot(store_ids)
+        holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex}"
+        pin(self.registry, holder, snapshot.versions.values(), PIN_TTL)
+        try:
+            yield snapshot
+        finally:
+            release(self.registry, holder)
 
     @contextmanager
     def read(self, store_ids: Sequence[str]) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -134,22 +161,13 @@ class WarehouseReader:
     def _acquire(self, snapshot: Snapshot, tables: set[str]) -> str:
         with self._lock:
             views = self._views.get(snapshot.key)
-            if views is not None and tables <= views.tables:
-                views.users += 1
-                self._views.move_to_end(snapshot.key)
-                return views.schema
-            missing = tables - (views.tables if views is not None else set())
-        # File lists are loaded outside the lock: a new Delta version takes milliseconds
-        # to open (each table of each store), and other snapshots' readers should not wait.
-        statements = self._view_statements(snapshot, missing)
-        with self._lock:
-            views = self._views.get(snapshot.key)
             if views is None:
                 views = _Views(schema=f"snapshot_{snapshot.key}")
                 self._views[snapshot.key] = views
-            new = [(name, sql) for name, sql in statements if name not in views.tables]
-            self._create(views.schema, new)
-            views.tables.update(name for name, _ in new)
+            missing = [(n, table_sql(TABLES[n], snapshot)) for n in tables - views.tables]
+            if missing:
+                self._create(views.schema, missing)
+                views.tables.update(name for name, _ in missing)
             views.users += 1
             self._views.move_to_end(snapshot.key)
             self._evict()
@@ -162,42 +180,13 @@ class WarehouseReader:
                 views.users -= 1
             self._evict()
 
-    def _view_statements(self, snapshot: Snapshot, names: set[str]) -> list[tuple[str, str]]:
-        """(table, SELECT) for each table of `names`, over the snapshot's files."""
-        statements: list[tuple[str, str]] = []
-        for name, table in TABLES.items():
-            if name not in names:
-                continue
-            if table.partitioned:
-                wanted: dict[int, list[str]] = {}
-                for store, tables in snapshot.versions.items():
-                    if name in tables:
-                        wanted.setdefault(tables[name], []).append(store)
-                files = [
-                    path
-                    for version, stores in sorted(wanted.items())
-                    for paths in self._files.files(name, version, stores).values()
-                    for path in paths
-                ]
-            elif name in snapshot.global_versions:
-                version = snapshot.global_versions[name]
-                files = list(self._files.files(name, version, [None])[None])
-            else:
-                files = []
-            statements.append((name, scan_sql(table, files)))
-        return statements
-
     def _create(self, schema: str, statements: list[tuple[str, str]]) -> None:
         cursor = self._db.cursor()
         try:
-            cursor.execute("BEGIN")
-            cursor.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_identifier(schema)}")
+            target = f"memory.{quote_identifier(schema)}"
+            cursor.execute(f"CREATE SCHEMA IF NOT EXISTS {target}")
             for name, sql in statements:
-                cursor.execute(
-                    f"CREATE OR REPLACE VIEW {quote_identifier(schema)}.{quote_identifier(name)}"
-                    f" AS {sql}"
-                )
-            cursor.execute("COMMIT")
+                cursor.execute(f"CREATE OR REPLACE VIEW {target}.{quote_identifier(name)} AS {sql}")
         finally:
             cursor.close()
 
@@ -211,7 +200,9 @@ class WarehouseReader:
                 schema = self._views.pop(key).schema
                 cursor = self._db.cursor()
                 try:
-                    cursor.execute(f"DROP SCHEMA IF EXISTS {quote_identifier(schema)} CASCADE")
+                    cursor.execute(
+                        f"DROP SCHEMA IF EXISTS memory.{quote_identifier(schema)} CASCADE"
+                    )
                 finally:
                     cursor.close()
                 excess -= 1

@@ -1,66 +1,52 @@
-"""Per-store snapshots: which Delta version of each table a reader may see for a store.
+"""Which DuckLake snapshot readers see for each store, and which snapshots are in use.
 
-A sync commits to each table separately; only when all of a store's tables are written does
-the pipeline record a snapshot, and readers open exactly the recorded versions. So nobody
-sees orders from one sync and order lines or sales from another, and a failed sync is
-invisible until a later one succeeds.
+A sync commits to the lake as it goes (page batches, the sales model), so the lake's newest
+snapshot may hold half of a store's run. Once the run has written every table, the
+pipeline publishes the lake's snapshot id for that store, and readers read the store's
+tables `AT (VERSION => id)`: nobody sees orders of one sync and sales of another, and a
+failed sync stays invisible until a later one succeeds. One id covers every table, so
+there is no per-table manifest: exchange_rates, which is global, is read at the newest of
+the ids of the stores read.
 
-A snapshot row carries every table the store has: `record_snapshot` starts from the
-store's previous snapshot and overrides the tables just written, so a customers sync does
-not hide the orders recorded by an earlier orders sync. Record the versions of every table
-that must be seen together in one call (orders with their sales, for example).
-
-exchange_rates is global. Each snapshot may carry the version of it that its store's data
-was modelled with; a reader of several stores uses the highest version among them (rates
-are reference data, so the newest rates consistent with some reader-visible store win).
-When no snapshot in question records it, the table reads empty.
+Snapshots in use, which maintenance must not expire: each store's published snapshot; one
+it replaced less than the retention ago (a request may still be reading it: API requests
+take no pin, their lease is this grace period); and the snapshots pinned by long readers
+(an export run pins what it reads until it ends).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from datetime import datetime, timedelta
 
-from sqlalchemy import func, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.orm import Session, aliased
 
 from registry.db import Registry
-from registry.models import Store, WarehouseSnapshot
-from warehouse.schemas import TABLES
-
-GLOBAL_TABLES: tuple[str, ...] = tuple(n for n, s in TABLES.items() if not s.partitioned)
+from registry.models import SnapshotPin, Store, WarehouseSnapshot, utcnow
 
 
-def record_snapshot(
-    registry: Registry, store_id: str, versions: Mapping[str, int]
-) -> WarehouseSnapshot:
-    """Record that `store_id` is now to be read at `versions` (table -> Delta version),
-    on top of the tables of its previous snapshot. Returns the new row."""
-    unknown = sorted(set(versions) - set(TABLES))
-    if unknown:
-        raise ValueError(f"not warehouse tables: {unknown}")
-    if any(not isinstance(v, int) or isinstance(v, bool) or v < 0 for v in versions.values()):
-        raise ValueError(f"versions must be non-negative integers: {dict(versions)}")
+def record_snapshot(registry: Registry, store_id: str, version: int) -> WarehouseSnapshot:
+    """Publish lake snapshot `version` as what readers of `store_id` see. Returns the row."""
+    if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+        raise ValueError(f"a snapshot version is a non-negative integer, got {version!r}")
     with registry.session() as session:
-        # Taking the store row's write lock first serialises two syncs of one store that
-        # finish together (on SQLite too, where it takes the database write lock), so
-        # neither drops the other's tables.
+        # The store row's write lock orders two publications of one store (on SQLite too,
+        # where it takes the database's write lock): ids grow with versions.
         locked = session.execute(
             update(Store).where(Store.id == store_id).values(status=Store.status)
         )
         if not locked.rowcount:  # type: ignore[attr-defined]
             raise ValueError(f"store {store_id!r} does not exist")
-        previous = latest_snapshots(session, [store_id]).get(store_id, {})
-        snapshot = WarehouseSnapshot(store_id=store_id, versions={**previous, **versions})
+        snapshot = WarehouseSnapshot(store_id=store_id, version=version)
         session.add(snapshot)
         session.flush()
         return snapshot
 
 
-def latest_snapshots(
-    session: Session, store_ids: Iterable[str] | None = None
-) -> dict[str, dict[str, int]]:
-    """The newest snapshot of each store (of every store when `store_ids` is None), in one
-    query: store id -> table -> version. Stores never synced are absent."""
+def latest_snapshots(session: Session, store_ids: Iterable[str] | None = None) -> dict[str, int]:
+    """The published snapshot of each store (of every store when `store_ids` is None), in
+    one query: store id -> lake version. Stores never synced are absent."""
     newest = select(func.max(WarehouseSnapshot.id)).group_by(WarehouseSnapshot.store_id)
     if store_ids is not None:
         wanted = list(store_ids)
@@ -68,14 +54,50 @@ def latest_snapshots(
             return {}
         newest = newest.where(WarehouseSnapshot.store_id.in_(wanted))
     rows = session.execute(
-        select(WarehouseSnapshot.store_id, WarehouseSnapshot.versions).where(
+        select(WarehouseSnapshot.store_id, WarehouseSnapshot.version).where(
             WarehouseSnapshot.id.in_(newest)
         )
     )
-    return {store: {t: int(v) for t, v in versions.items()} for store, versions in rows}
+    return {store: int(version) for store, version in rows}
 
 
-def referenced_versions(session: Session, table: str) -> set[int]:
-    """The versions of `table` that some store's newest snapshot points at: the versions
-    whose files vacuum must keep."""
-    return {versions[table] for versions in latest_snapshots(session).values() if table in versions}
+def versions_in_use(session: Session, grace: timedelta, now: datetime | None = None) -> set[int]:
+    """The lake versions maintenance must keep: every store's published one, those
+    replaced within `grace` of `now`, and those pinned by a pin that has not expired."""
+    now = now or utcnow()
+    keep = set(latest_snapshots(session).values())
+    # A row's version was replaced when the store's next row was written.
+    published = aliased(WarehouseSnapshot)
+    replaced_at = (
+        select(func.min(WarehouseSnapshot.created_at))
+        .where(
+            WarehouseSnapshot.store_id == published.store_id, WarehouseSnapshot.id > published.id
+        )
+        .scalar_subquery()
+    )
+    recent = select(published.version).where(replaced_at >= now - grace)
+    keep.update(int(v) for v in session.scalars(recent))
+    pinned = select(SnapshotPin.version).where(SnapshotPin.expires_at > now)
+    keep.update(int(v) for v in session.scalars(pinned))
+    return keep
+
+
+def pin(registry: Registry, holder: str, versions: Iterable[int], ttl: timedelta) -> None:
+    """Keep `versions` from expiry for `holder` until released, or for `ttl` at most (a
+    holder that died without releasing them lets them go then)."""
+    expires = utcnow() + ttl
+    with registry.session() as session:
+        session.add_all(
+            SnapshotPin(version=v, holder=holder, expires_at=expires) for v in sorted(set(versions))
+        )
+
+
+def release(registry: Registry, holder: str) -> None:
+    """Drop every pin of `holder`."""
+    with registry.session() as session:
+        session.execute(delete(SnapshotPin).where(SnapshotPin.holder == holder))
+
+
+def forget_expired_pins(session: Session) -> None:
+    """Drop the pins whose holders never released them (they count for nothing already)."""
+    session.execute(delete(SnapshotPin).where(SnapshotPin.expires_at <= utcnow()))

@@ -1,68 +1,25 @@
-"""Where the Delta tables live, how they are created, and table-wide helpers.
+"""The lake's tables: their DDL from warehouse.schemas, creation, and table-wide helpers.
 
-Every table of warehouse.schemas.TABLES is a Delta table at `settings.warehouse_dir / name`,
-partitioned by store_id unless its spec says otherwise. Tables are created empty with their
-exact Arrow schema, so a reader can query one before anything was synced.
+Every table of warehouse.schemas.TABLES is a DuckLake table `lake.<name>` with the DuckDB
+types of its Arrow schema (DECIMAL(18,2) money, TIMESTAMP WITH TIME ZONE), partitioned by
+store_id unless its spec says otherwise, so one store's reads and deletes touch that
+store's files only. Tables are created empty, so a reader can query one before anything
+was synced; a column added to a spec later is added to the table when a process next
+attaches the lake.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from pathlib import Path
 
-from deltalake import CommitProperties, DeltaTable
-from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
+import duckdb
+import pyarrow as pa
 
-from quarry.settings import Settings
 from warehouse.schemas import TABLES, TableSpec
 
 STORE_COLUMN = "store_id"
 
-# Written by every writer's post-commit hook, so opening a table (which replays the log from
-# the last checkpoint) stays fast however many pages a sync commits.
-CHECKPOINT_INTERVAL = 20
-
-# Files of 10,000 to 30,000 orders or lines: an incremental sync of recent orders rewrites
-# one or two of them, and a partition of 1M orders is still under a hundred files.
-TARGET_FILE_SIZE = 2 * 1024 * 1024
-
-TABLE_CONFIGURATION: dict[str, str | None] = {
-    "delta.checkpointInterval": str(CHECKPOINT_INTERVAL),
-    # Readers open the exact version recorded in a store's latest snapshot, which may be
-    # months old for a store that stopped syncing; expired-log cleanup would make such a
-    # version unloadable. The log stays small per commit, and checkpoints keep opening fast.
-    "delta.enableExpiredLogCleanup": "false",
-    # Merges and compaction rewrite whole files: bounded files keep an incremental sync's
-    # merge to the few files its changes touch (recent orders, mostly) instead of letting
-    # one merge fold the partition into a single file that every later merge rewrites.
-    "delta.targetFileSize": str(TARGET_FILE_SIZE),
-}
-
 _STORE_ID = re.compile(r"^[a-z0-9_]+$")
-
-
-def clustering_key(name: str) -> tuple[str, ...]:
-    """The columns that order the rows of a store's partition of `name`, so that each file
-    holds one contiguous range of them and a change touches the files of its range only.
-
-    Parents go by creation time then id: incremental syncs mostly change recent records.
-    Children go by their parent's id then their own: their replacement is keyed by the
-    parent, and platform ids grow with creation time (ordered numerically, see
-    warehouse.rewrite.sort_clustered), so this is roughly creation order too. Tables
-    without either (exchange_rates) go by primary key."""
-    table_spec = spec(name)
-    if table_spec.parent_key is not None:
-        return (table_spec.parent_key, *table_spec.primary_key)
-    if "created_at" in table_spec.schema.names:
-        return ("created_at", *table_spec.primary_key)
-    return table_spec.primary_key
-
-
-def table_path(settings: Settings, name: str) -> Path:
-    """The directory of table `name`; raises KeyError for a name that is not a table."""
-    spec(name)
-    return settings.warehouse_dir / name
 
 
 def spec(name: str) -> TableSpec:
@@ -71,6 +28,55 @@ def spec(name: str) -> TableSpec:
         return TABLES[name]
     except KeyError:
         raise KeyError(f"{name!r} is not a warehouse table") from None
+
+
+def qualified(name: str) -> str:
+    """`lake.<name>` for a warehouse table; KeyError for any other name."""
+    spec(name)
+    return f"lake.{quote_identifier(name)}"
+
+
+def clustering_key(name: str) -> tuple[str, ...]:
+    """The columns whose order rows are written in, so each data file covers a narrow range
+    of them and DuckDB's min/max statistics skip most files of a filtered read.
+
+    Parents go by creation time then id (queries and exports filter by time); children go
+    by their parent's id then their own (they are read, deleted and replaced by parent).
+    Tables without either (exchange_rates) go by primary key."""
+    table_spec = spec(name)
+    if table_spec.parent_key is not None:
+        return (table_spec.parent_key, *table_spec.primary_key)
+    if "created_at" in table_spec.schema.names:
+        return ("created_at", *table_spec.primary_key)
+    return table_spec.primary_key
+
+
+def duckdb_type(data_type: pa.DataType) -> str:
+    """The DuckDB type name of an Arrow type used in warehouse.schemas."""
+    if pa.types.is_string(data_type) or pa.types.is_large_string(data_type):
+        return "VARCHAR"
+    if pa.types.is_decimal(data_type):
+        return f"DECIMAL({data_type.precision},{data_type.scale})"
+    if pa.types.is_timestamp(data_type):
+        return "TIMESTAMP WITH TIME ZONE" if data_type.tz else "TIMESTAMP"
+    simple = {
+        pa.int64(): "BIGINT",
+        pa.int32(): "INTEGER",
+        pa.bool_(): "BOOLEAN",
+        pa.date32(): "DATE",
+        pa.float64(): "DOUBLE",
+    }
+    if data_type in simple:
+        return simple[data_type]
+    raise TypeError(f"no DuckDB type for {data_type}")
+
+
+def quote_identifier(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def quote_literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
 
 
 def store_literal(store_id: str) -> str:
@@ -82,67 +88,54 @@ def store_literal(store_id: str) -> str:
 
 
 def store_predicate(store_id: str, alias: str | None = None) -> str:
-    """SQL selecting one store's partition, e.g. `t.store_id = 'st_1'`."""
+    """SQL selecting one store's rows, e.g. `t.store_id = 'st_1'`."""
     column = f"{alias}.{STORE_COLUMN}" if alias else STORE_COLUMN
     return f"{column} = {store_literal(store_id)}"
 
 
-def ensure_tables(settings: Settings) -> None:
-    """Create every missing table, empty, with its schema and partitioning.
-
-    Idempotent. When two processes race, the Delta log's put-if-absent commit of version 0
-    lets exactly one create each table; the loser finds it there and moves on.
-    """
-    settings.warehouse_dir.mkdir(parents=True, exist_ok=True)
+def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Create every missing table of `lake`, and add columns its spec gained, in one
+    transaction; nothing when all are there. The caller holds the lake's write lock."""
+    existing: dict[str, set[str]] = {}
+    for table, column in con.execute(
+        "SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = 'lake'"
+    ).fetchall():
+        existing.setdefault(table, set()).add(column)
+    statements: list[str] = []
     for name, table_spec in TABLES.items():
-        path = settings.warehouse_dir / name
-        if DeltaTable.is_deltatable(str(path)):
-            continue
-        try:
-            DeltaTable.create(
-                str(path),
-                table_spec.schema,
-                mode="error",
-                partition_by=[STORE_COLUMN] if table_spec.partitioned else None,
-                name=name,
-                configuration=TABLE_CONFIGURATION,
-                # A creator that lost the race must fail, not retry as version 1.
-                commit_properties=CommitProperties(max_commit_retries=0),
+        if name not in existing:
+            columns = ", ".join(
+                f"{quote_identifier(f.name)} {duckdb_type(f.type)}" for f in table_spec.schema
             )
-        except (CommitFailedError, DeltaError):
-            if not DeltaTable.is_deltatable(str(path)):
-                raise
-
-
-def open_table(settings: Settings, name: str, version: int | None = None) -> DeltaTable:
-    """The Delta table `name` at `version` (latest when None)."""
-    path = table_path(settings, name)
+            statements.append(f"CREATE TABLE {qualified(name)} ({columns})")
+            if table_spec.partitioned:
+                statements.append(
+                    f"ALTER TABLE {qualified(name)} SET PARTITIONED BY ({STORE_COLUMN})"
+                )
+            continue
+        for field in table_spec.schema:
+            if field.name not in existing[name]:
+                statements.append(
+                    f"ALTER TABLE {qualified(name)} ADD COLUMN {quote_identifier(field.name)} "
+                    f"{duckdb_type(field.type)}"
+                )
+    if not statements:
+        return
+    cursor = con.cursor()
     try:
-        return DeltaTable(str(path), version=version)
-    except TableNotFoundError:
-        ensure_tables(settings)
-        return DeltaTable(str(path), version=version)
+        cursor.execute("BEGIN")
+        for statement in statements:
+            cursor.execute(statement)
+        cursor.execute("COMMIT")
+    except BaseException:
+        cursor.execute("ROLLBACK")
+        raise
+    finally:
+        cursor.close()
 
 
-def current_versions(settings: Settings, table_names: Iterable[str]) -> dict[str, int]:
-    """The latest committed version of each named table, for a snapshot to record."""
-    return {name: open_table(settings, name).version() for name in table_names}
-
-
-def delete_store(settings: Settings, store_id: str) -> dict[str, int]:
-    """Remove every row of `store_id` from every partitioned table, one commit per table
-    that holds any. Returns the rows deleted per table.
-
-    The partition predicate lets Delta drop whole files without rewriting anything."""
-    ensure_tables(settings)
-    predicate = store_predicate(store_id)
-    deleted: dict[str, int] = {}
-    for name, table_spec in TABLES.items():
-        if not table_spec.partitioned:
-            continue
-        table = open_table(settings, name)
-        if not table.file_uris(file_pruning_predicate=[(STORE_COLUMN, "=", store_id)]):
-            continue
-        metrics = table.delete(predicate)
-        deleted[name] = int(metrics.get("num_deleted_rows", 0))
-    return deleted
+def select_columns(name: str, alias: str | None = None) -> str:
+    """The columns of table `name` in schema order, for an INSERT ... SELECT that must not
+    depend on the order of the source's columns."""
+    prefix = f"{alias}." if alias else ""
+    return ", ".join(prefix + quote_identifier(f.name) for f in spec(name).schema)

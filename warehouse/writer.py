@@ -1,61 +1,57 @@
-"""Writes a store's change pages into the Delta tables, one commit per table per page.
+"""Writes a store's change pages into the lake: one transaction per page, spanning every
+table the page touches.
 
-A full sync's first page replaces the store's partition of each of its dataset's tables.
-Every other page upserts its parents by primary key and replaces their children (a child
-table of the dataset missing from a page means none), so a page applied twice (a resumed
-sync) leaves the tables as applying it once. While one writer
+A full sync's first page deletes the store's rows of each of its dataset's tables and
+inserts the page (DuckLake drops the store's files outright, since the tables are
+partitioned by store). Every other page deletes its parents by primary key with their
+children, and inserts the page's rows (a child table of the dataset missing from a page
+means none), so a page applied twice (a resumed sync) leaves the tables as applying it
+once. Deletes are DuckLake delete files (or inlined deletions), never file rewrites: an
+incremental sync costs what changed, whatever the size of the table. While one writer
 carries a full sync from its first page, later pages whose parents it has not written yet
-are appended instead: nothing of theirs can exist in a partition it emptied itself.
+are only inserted: nothing of theirs can exist in a partition it emptied itself.
 
-Writers of one table must not run concurrently (the pipelines share a concurrency pool
-per table); readers never see a half-applied sync because they read the versions of a
-recorded snapshot (warehouse.snapshots), not the latest.
+Readers never see a half-applied sync: they read the snapshot published for the store
+(warehouse.snapshots), not the newest.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
-from deltalake import CommitProperties, DeltaTable
 
 from platforms.base import ChangePage
-from quarry.settings import Settings
+from warehouse.lake import Lake
 from warehouse.pages import child_specs, conform, dataset_tables, normalize, parent_table
-from warehouse.rewrite import replace_by_key, write_partition
+from warehouse.schemas import TABLES
 from warehouse.tables import (
     STORE_COLUMN,
-    ensure_tables,
-    open_table,
+    qualified,
+    quote_identifier,
+    select_columns,
     spec,
     store_predicate,
-    table_path,
 )
+
+# Rows handed to DuckDB per registered Arrow table name.
+_ROWS = "quarry_rows"
+_KEYS = "quarry_keys"
 
 
 class StoreWriter:
     """Applies one store's pages. One instance per sync run: it remembers which parents it
-    wrote since a full sync's first page, to append rather than merge what is new."""
+    wrote since a full sync's first page, to insert rather than replace what is new."""
 
-    def __init__(self, settings: Settings, store_id: str) -> None:
+    def __init__(self, lake: Lake, store_id: str) -> None:
         store_predicate(store_id)  # refuses a malformed id before anything is written
-        ensure_tables(settings)
-        self.settings = settings
+        self.lake = lake
         self.store_id = store_id
-        self._tables: dict[str, DeltaTable] = {}
         # Hashes of parent ids written since this writer emptied the partition. A hash
-        # collision only sends a page down the (correct, slower) merge path.
+        # collision only sends a page down the (correct, slower) replace path.
         self._fresh: dict[str, set[int]] = {}
-
-    def table(self, name: str) -> DeltaTable:
-        """The writer's handle on table `name`, brought up to the latest version."""
-        table = self._tables.get(name)
-        if table is None:
-            table = self._tables[name] = open_table(self.settings, name)
-        else:
-            table.update_incremental()
-        return table
 
     def apply(self, page: ChangePage, *, full: bool, first: bool) -> dict[str, int]:
         """Apply `page`; `full` for a sync from the beginning, `first` for its first page.
@@ -74,9 +70,9 @@ class StoreWriter:
         fresh = self._fresh.get(parent)
         ids = _id_hashes(page.tables[parent])
         if full and fresh is not None and not page.deleted_ids and fresh.isdisjoint(ids):
-            written = self._append(page)
+            written = self._insert_only(page)
         else:
-            written = self._merge(page, parent)
+            written = self._replace_parents(page, parent)
         if fresh is not None:
             fresh.update(ids)
         return written
@@ -85,71 +81,54 @@ class StoreWriter:
         self, table: str, parent_ids: Sequence[str] | pa.Array, rows: pa.Table
     ) -> int:
         """Replace every row of `table` whose parent is in `parent_ids` with `rows` (the
-        complete children of those parents), in one commit. Returns the rows inserted."""
+        complete children of those parents), in one transaction. Returns the rows inserted."""
         child = spec(table)
         if child.parent_key is None:
             raise ValueError(f"{table} is not a child table")
         rows = conform(table, rows, self.store_id)
         parents = parent_ids if isinstance(parent_ids, pa.Array) else pa.array(parent_ids)
         _check_parents(table, rows[child.parent_key], parents)
-        self._replace(table, child.parent_key, parents, rows, "replace_children")
+        with self.lake.transaction(author=self.store_id, message="replace_children") as cursor:
+            self._delete_keys(cursor, table, child.parent_key, parents)
+            _insert(cursor, table, rows)
         return rows.num_rows
-
-    def _replace(self, name: str, key: str, keys: pa.Array, rows: pa.Table, op: str) -> None:
-        replace_by_key(
-            self.table(name),
-            table_path(self.settings, name),
-            spec(name),
-            self.store_id,
-            key,
-            keys,
-            rows,
-            self._commit(op),
-        )
 
     def _replace_partition(self, page: ChangePage, parent: str | None) -> dict[str, int]:
         written: dict[str, int] = {}
-        for name in dataset_tables(parent, page.tables):
-            rows = page.tables.get(name, spec(name).schema.empty_table())
-            self._write(name, rows, replace=True)
-            written[name] = rows.num_rows
+        with self.lake.transaction(author=self.store_id, message="full") as cursor:
+            for name in dataset_tables(parent, page.tables):
+                rows = page.tables.get(name, spec(name).schema.empty_table())
+                cursor.execute(
+                    f"DELETE FROM {qualified(name)} WHERE {store_predicate(self.store_id)}"
+                )
+                _insert(cursor, name, rows)
+                written[name] = rows.num_rows
         if parent is not None:
             self._fresh[parent] = _id_hashes(page.tables[parent])
         return written
 
-    def _append(self, page: ChangePage) -> dict[str, int]:
-        written: dict[str, int] = {}
-        for name, rows in page.tables.items():
-            self._write(name, rows, replace=False)
-            written[name] = rows.num_rows
-        return written
-
-    def _write(self, name: str, rows: pa.Table, *, replace: bool) -> None:
-        # Written sorted, so that compaction (which sorts the partition's small files)
-        # mostly finds runs already in order.
-        write_partition(
-            self.table(name),
-            table_path(self.settings, name),
-            spec(name),
-            self.store_id,
-            rows,
-            replace=replace,
-            commit_properties=self._commit("full"),
-        )
+    def _insert_only(self, page: ChangePage) -> dict[str, int]:
+        with self.lake.transaction(author=self.store_id, message="full") as cursor:
+            for name, rows in page.tables.items():
+                _insert(cursor, name, rows)
+        return {name: rows.num_rows for name, rows in page.tables.items()}
 
     def _replace_present_parents(self, page: ChangePage) -> dict[str, int]:
         """A page of child tables only (a model's output such as sales): each table's rows
         replace the rows of the parents they name. A parent left with no rows at all needs
         replace_children with its id."""
         written: dict[str, int] = {}
-        for name, rows in page.tables.items():
-            key = spec(name).parent_key
-            if key is None:
-                raise ValueError(f"{name} is not a child table")
-            written[name] = self.replace_children(name, pc.unique(rows[key]), rows)
+        with self.lake.transaction(author=self.store_id, message="replace_children") as cursor:
+            for name, rows in page.tables.items():
+                key = spec(name).parent_key
+                if key is None:
+                    raise ValueError(f"{name} is not a child table")
+                self._delete_keys(cursor, name, key, pc.unique(rows[key]))
+                _insert(cursor, name, rows)
+                written[name] = rows.num_rows
         return written
 
-    def _merge(self, page: ChangePage, parent: str) -> dict[str, int]:
+    def _replace_parents(self, page: ChangePage, parent: str) -> dict[str, int]:
         rows = page.tables[parent]
         deleted = pa.array(page.deleted_ids, pa.string())
         replaced = pa.concat_arrays([rows["id"].combine_chunks(), deleted])
@@ -165,16 +144,43 @@ class StoreWriter:
             child_rows = page.tables.get(child.name, child.schema.empty_table())
             _check_parents(child.name, child_rows[child.parent_key], replaced)
             children[child.name] = (child.parent_key, child_rows)
-        self._replace(parent, "id", replaced, rows, "merge")
-        for name, (key, child_rows) in children.items():
-            self._replace(name, key, replaced, child_rows, "merge")
-            written[name] = child_rows.num_rows
+        with self.lake.transaction(author=self.store_id, message="merge") as cursor:
+            self._delete_keys(cursor, parent, "id", replaced)
+            _insert(cursor, parent, rows)
+            for name, (key, child_rows) in children.items():
+                self._delete_keys(cursor, name, key, replaced)
+                _insert(cursor, name, child_rows)
+                written[name] = child_rows.num_rows
         return written
 
-    def _commit(self, operation: str) -> CommitProperties:
-        return CommitProperties(
-            custom_metadata={"quarry.store_id": self.store_id, "quarry.operation": operation}
+    def _delete_keys(
+        self, cursor: duckdb.DuckDBPyConnection, table: str, key: str, keys: pa.Array
+    ) -> None:
+        """Delete the store's rows of `table` whose `key` is one of `keys`."""
+        if not len(keys):
+            return
+        cursor.register(_KEYS, pa.table({"key": pc.unique(keys.cast(pa.string()))}))
+        try:
+            cursor.execute(
+                f"DELETE FROM {qualified(table)} WHERE {store_predicate(self.store_id)} "
+                f"AND {quote_identifier(key)} IN (SELECT key FROM {_KEYS})"
+            )
+        finally:
+            cursor.unregister(_KEYS)
+
+
+def _insert(cursor: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
+    """Insert `rows` (in the table's schema) into `table` in the cursor's transaction."""
+    if not rows.num_rows:
+        return
+    cursor.register(_ROWS, rows)
+    try:
+        cursor.execute(
+            f"INSERT INTO {qualified(table)} ({select_columns(table)}) "
+            f"SELECT {select_columns(table)} FROM {_ROWS}"
         )
+    finally:
+        cursor.unregister(_ROWS)
 
 
 def _id_hashes(rows: pa.Table) -> set[int]:
@@ -187,17 +193,10 @@ def _check_parents(table: str, keys: pa.ChunkedArray, parents: pa.Array) -> None
         raise ValueError(f"{table}: rows of parents that are not being replaced")
 
 
-def replace_children(
-    settings: Settings, table: str, store_id: str, parent_ids: Sequence[str], rows: pa.Table
-) -> int:
-    """Replace the children of `parent_ids` in `table` for `store_id` with `rows`, in one
-    commit (e.g. the sales model rebuilding the sales of changed orders)."""
-    return StoreWriter(settings, store_id).replace_children(table, parent_ids, rows)
-
-
-def upsert_rows(settings: Settings, table: str, rows: pa.Table) -> int:
-    """Upsert `rows` into `table` by primary key, in one commit; for tables written outside
-    a store's sync such as exchange_rates. Returns the rows given."""
+def upsert_rows(lake: Lake, table: str, rows: pa.Table) -> int:
+    """Upsert `rows` into `table` by primary key (and store, for a partitioned table), in
+    one transaction; for tables written outside a store's sync such as exchange_rates.
+    Returns the rows given."""
     table_spec = spec(table)
     rows = conform(table, rows, None)
     if not rows.num_rows:
@@ -205,18 +204,32 @@ def upsert_rows(settings: Settings, table: str, rows: pa.Table) -> int:
     keys = list(table_spec.primary_key)
     if table_spec.partitioned:
         keys.insert(0, STORE_COLUMN)
-    ensure_tables(settings)
-    (
-        open_table(settings, table)
-        .merge(
-            rows,
-            " AND ".join(f"t.{k} = s.{k}" for k in keys),
-            source_alias="s",
-            target_alias="t",
-            streamed_exec=False,
-        )
-        .when_matched_update_all()
-        .when_not_matched_insert_all()
-        .execute()
-    )
+    match = " AND ".join(f"t.{quote_identifier(k)} = s.{quote_identifier(k)}" for k in keys)
+    with lake.transaction(author="global", message=f"upsert {table}") as cursor:
+        cursor.register(_KEYS, rows.select(keys))
+        try:
+            cursor.execute(
+                f"DELETE FROM {qualified(table)} t WHERE EXISTS "
+                f"(SELECT 1 FROM {_KEYS} s WHERE {match})"
+            )
+        finally:
+            cursor.unregister(_KEYS)
+        _insert(cursor, table, rows)
     return rows.num_rows
+
+
+def delete_store(lake: Lake, store_id: str) -> dict[str, int]:
+    """Remove every row of `store_id` from every partitioned table, in one transaction.
+    Returns the rows deleted per table that held any. DuckLake drops the store's files
+    from the table (the tables are partitioned by store); maintenance deletes them."""
+    deleted: dict[str, int] = {}
+    with lake.transaction(author=store_id, message="delete_store") as cursor:
+        for name, table_spec in TABLES.items():
+            if not table_spec.partitioned:
+                continue
+            row = cursor.execute(
+                f"DELETE FROM {qualified(name)} WHERE {store_predicate(store_id)}"
+            ).fetchone()
+            if row and row[0]:
+                deleted[name] = int(row[0])
+    return deleted

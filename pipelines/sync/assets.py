@@ -6,7 +6,7 @@ I/O manager would pickle it into DAGSTER_HOME). Each op that writes a table hold
 concurrency pool `warehouse_<table>` of the table it leads: the child tables of a dataset
 (order_lines, refunds, refund_lines; product_variants) have no other writer, so the pool of
 their parent covers them. Each writer compacts its own tables of the store, inside its
-pool, before the snapshot records their versions.
+pool; the snapshot publishes what they wrote.
 """
 
 from collections.abc import Iterator
@@ -30,7 +30,6 @@ from pipelines.sync.dataset import sync_dataset
 from pipelines.sync.sales import build_sales
 from pipelines.sync.snapshot import take_snapshot
 from pipelines.sync.table_stats import store_row_count
-from warehouse.maintenance import maintain
 from warehouse.models.exchange_rates import RATES_END, RATES_START, write_rates
 from warehouse.schemas import SOURCE_DATASETS, TABLES
 
@@ -50,7 +49,7 @@ def _source_asset(dataset: str, tables: tuple[str, ...]) -> AssetsDefinition:
             AssetSpec(
                 name,
                 group_name=GROUP,
-                kinds={"deltalake"},
+                kinds={"ducklake"},
                 description=f"Table {name}: {dataset} of each store, synced from its platform.",
             )
             for name in tables
@@ -64,7 +63,7 @@ def _source_asset(dataset: str, tables: tuple[str, ...]) -> AssetsDefinition:
         del resync_status  # required so that it brackets the run (see ResyncStatus)
         store = quarry.store(context.partition_key)
         result = sync_dataset(
-            quarry.settings,
+            quarry.lake,
             quarry.registry,
             quarry.connector(store),
             dataset,
@@ -73,13 +72,11 @@ def _source_asset(dataset: str, tables: tuple[str, ...]) -> AssetsDefinition:
             log=context.log.info,
         )
         for name in tables:
-            compacted = maintain(quarry.settings, name, store.id, registry=quarry.registry)
             yield MaterializeResult(
                 asset_key=name,
                 metadata={
                     "rows_written": result.rows.get(name, 0),
-                    "files_compacted": compacted.files_removed_by_compaction,
-                    "dagster/row_count": store_row_count(quarry.settings, name, store.id),
+                    "dagster/row_count": store_row_count(quarry.lake, name, store.id),
                     "full_sync": result.full,
                     "batches": result.batches,
                     "parents_deleted": result.deleted,
@@ -98,21 +95,19 @@ SOURCE_ASSETS = [_source_asset(dataset, tables) for dataset, tables in SOURCE_DA
     deps=list(SOURCE_DATASETS["orders"]),
     pool=pool("sales"),
     group_name=GROUP,
-    kinds={"duckdb", "deltalake"},
+    kinds={"duckdb", "ducklake"},
     description=(
         "Table sales: one row per sale event (order lines when ordered, returns when "
         "refunded, shipping, duties, fees), rebuilt for the orders the sync changed."
     ),
 )
 def sales(context: AssetExecutionContext, quarry: QuarryResource) -> MaterializeResult:
-    built = build_sales(quarry.settings, quarry.registry, context.partition_key)
-    compacted = maintain(quarry.settings, "sales", context.partition_key, registry=quarry.registry)
+    built = build_sales(quarry.lake, quarry.registry, context.partition_key)
     return MaterializeResult(
         metadata={
             "rows_written": built.rows,
-            "files_compacted": compacted.files_removed_by_compaction,
             "orders_rebuilt": built.orders if not built.full else "all",
-            "dagster/row_count": store_row_count(quarry.settings, "sales", context.partition_key),
+            "dagster/row_count": store_row_count(quarry.lake, "sales", context.partition_key),
         }
     )
 
@@ -120,18 +115,18 @@ def sales(context: AssetExecutionContext, quarry: QuarryResource) -> Materialize
 @asset(
     pool=pool("exchange_rates"),
     group_name=GROUP,
-    kinds={"deltalake"},
+    kinds={"ducklake"},
     description="Table exchange_rates: units of each currency per 1 USD, per day.",
 )
 def exchange_rates(quarry: QuarryResource) -> MaterializeResult:
     provider = quarry.rates()
     rates = provider.rates(RATES_START, max(RATES_END, datetime.now(UTC).date()))
-    written = write_rates(quarry.settings, rates)
+    written = write_rates(quarry.lake, rates)
     return MaterializeResult(
         metadata={
             "provider": provider.name,
             "rows_written": written,
-            "dagster/row_count": store_row_count(quarry.settings, "exchange_rates", None),
+            "dagster/row_count": store_row_count(quarry.lake, "exchange_rates", None),
         }
     )
 
@@ -141,15 +136,15 @@ def exchange_rates(quarry: QuarryResource) -> MaterializeResult:
     deps=[AssetKey(name) for name in STORE_TABLES],
     group_name=GROUP,
     description=(
-        "The store's consistent view: once every table of a run is written and compacted, "
-        "records their Delta versions for readers (unless nothing of the store changed) and "
+        "The store's consistent view: once every table of a run is written, publishes the "
+        "lake's snapshot for readers of the store (unless nothing of it changed) and "
         "sets the store's last_synced_at. After a full re-sync, removes the export files "
         "that held the store's data."
     ),
 )
 def warehouse_snapshot(context: AssetExecutionContext, quarry: QuarryResource) -> MaterializeResult:
     store_id = context.partition_key
-    snapshot = take_snapshot(quarry.settings, quarry.registry, store_id)
+    snapshot = take_snapshot(quarry.lake, quarry.registry, store_id)
     removed: list[str] = []
     if context.run.tags.get(FULL_TAG) == "true":
         # Export files hold the store's data as it was before the re-sync: they go once
@@ -157,7 +152,7 @@ def warehouse_snapshot(context: AssetExecutionContext, quarry: QuarryResource) -
         removed = remove_files_for_store(quarry.settings, quarry.registry, store_id)
     return MaterializeResult(
         metadata={
-            "versions": MetadataValue.json(snapshot.versions),
+            "lake_version": snapshot.version,
             "new_snapshot": snapshot.recorded,
             "export_files_removed": len(removed),
         }

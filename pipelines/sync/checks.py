@@ -71,7 +71,7 @@ def check_table(
     quarry: QuarryResource, table: str, store_id: str | None
 ) -> Iterator[AssetCheckResult]:
     """The results of every check of `table` for one store (or all when None)."""
-    health = key_health(quarry.settings, table, store_id)
+    health = key_health(quarry.lake, table, store_id)
     yield AssetCheckResult(
         asset_key=table,
         check_name="valid_keys",
@@ -84,7 +84,7 @@ def check_table(
     )
     if table in PLATFORM_DATASETS:
         platform = _platform_count(quarry, PLATFORM_DATASETS[table], store_id)
-        warehouse = store_row_count(quarry.settings, table, store_id)
+        warehouse = store_row_count(quarry.lake, table, store_id)
         yield AssetCheckResult(
             asset_key=table,
             check_name="matches_platform",

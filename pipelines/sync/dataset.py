@@ -1,4 +1,4 @@
-"""Sync one source dataset of one store: connector pages -> Delta tables -> cursor.
+"""Sync one source dataset of one store: connector pages -> lake tables -> cursor.
 
 Plain Python, so the loop is the same whoever runs it. Pages are folded into commits of
 about `batch_rows` parent rows (warehouse.pages.batched); after each commit the cursor is
@@ -9,17 +9,16 @@ transaction marks the changed and deleted orders for the sales model.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from platforms.base import ChangePage, Connector
 from quarry.read_ahead import read_ahead
-from quarry.settings import Settings
 from registry.cursors import get_cursor, mark_sales_pending, set_cursor
 from registry.db import Registry
+from warehouse.lake import Lake
 from warehouse.pages import batched
 from warehouse.schemas import SOURCE_DATASETS, TABLES
-from warehouse.tables import STORE_COLUMN, open_table
 from warehouse.writer import StoreWriter
 
 
@@ -37,7 +36,7 @@ class DatasetSync:
 
 
 def sync_dataset(
-    settings: Settings,
+    lake: Lake,
     registry: Registry,
     connector: Connector,
     dataset: str,
@@ -57,7 +56,7 @@ def sync_dataset(
             # Before the first commit: a crash after it must still rebuild every sale.
             mark_sales_pending(session, store_id, full=True)
     result = DatasetSync(dataset, full, rows=dict.fromkeys(tables, 0), cursor=cursor)
-    writer = StoreWriter(settings, store_id)
+    writer = StoreWriter(lake, store_id)
     # The platform's next pages are read while this one is written.
     with read_ahead(batched(connector.changes(dataset, cursor), batch_rows)) as pages:
         for page in pages:
@@ -77,18 +76,10 @@ def sync_dataset(
                 result.rows[name] = result.rows.get(name, 0) + count
             if log:
                 log(f"{dataset}: committed {written} (cursor {page.cursor})")
-    if full and result.batches == 0 and holds_store(settings, tables, store_id):
+    if full and result.batches == 0:
         # The platform has no such records any more: a full sync still empties the
-        # partition (and writes nothing when it is empty already).
+        # store's tables (a transaction that deletes nothing makes no snapshot).
         empty = ChangePage({tables[0]: TABLES[tables[0]].schema.empty_table()})
         writer.apply(empty, full=True, first=True)
         result.batches = 1
     return result
-
-
-def holds_store(settings: Settings, tables: Iterable[str], store_id: str) -> bool:
-    """Whether any of `tables` has a data file in the store's partition."""
-    partition = [(STORE_COLUMN, "=", store_id)]
-    return any(
-        open_table(settings, name).file_uris(file_pruning_predicate=partition) for name in tables
-    )

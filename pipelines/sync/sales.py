@@ -7,12 +7,11 @@ from dataclasses import dataclass
 
 import pyarrow.compute as pc
 
-from pipelines.sync.dataset import holds_store
 from platforms.base import ChangePage
-from quarry.settings import Settings
 from registry.accounts import get_store
 from registry.cursors import clear_sales_pending, pending_sales
 from registry.db import Registry
+from warehouse.lake import Lake
 from warehouse.models.sales import store_sales
 from warehouse.writer import StoreWriter
 
@@ -26,7 +25,7 @@ class SalesBuild:
     full: bool
 
 
-def build_sales(settings: Settings, registry: Registry, store_id: str) -> SalesBuild:
+def build_sales(lake: Lake, registry: Registry, store_id: str) -> SalesBuild:
     """Rebuild the sales of the store's pending orders in one commit; none when nothing is
     pending. Incremental: the events of changed and deleted orders are replaced (deleted
     ones by nothing), so a small sync stays cheap; full: the partition is rewritten."""
@@ -36,15 +35,14 @@ def build_sales(settings: Settings, registry: Registry, store_id: str) -> SalesB
         pending = pending_sales(session, store_id)
     if not pending:
         return SalesBuild(0, 0, False)
-    writer = StoreWriter(settings, store_id)
+    writer = StoreWriter(lake, store_id)
     if pending.full:
-        rows = store_sales(settings, store_id, **zones)
-        if rows.num_rows or holds_store(settings, ["sales"], store_id):
-            writer.apply(ChangePage({"sales": rows}), full=True, first=True)
+        rows = store_sales(lake, store_id, **zones)
+        writer.apply(ChangePage({"sales": rows}), full=True, first=True)
         orders = pc.count_distinct(rows["order_id"]).as_py()
     else:
         order_ids = sorted(pending.order_ids)
-        rows = store_sales(settings, store_id, order_ids=order_ids, **zones)
+        rows = store_sales(lake, store_id, order_ids=order_ids, **zones)
         writer.replace_children("sales", order_ids, rows)
         orders = len(order_ids)
     with registry.session() as session:

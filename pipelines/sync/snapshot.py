@@ -1,62 +1,54 @@
-"""Record a store's consistent view once a run has written all of its tables."""
+"""Publish a store's view of the lake once a run has written all of its tables."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from quarry.settings import Settings
 from registry.db import Registry
 from registry.models import Store, utcnow
-from warehouse.schemas import TABLES
+from warehouse.lake import LAKE, Lake
 from warehouse.snapshots import latest_snapshots, record_snapshot
-from warehouse.tables import STORE_COLUMN, current_versions, open_table
 
 
 @dataclass(frozen=True)
 class SnapshotTaken:
-    """The versions readers of the store now see, and whether they are new."""
+    """The lake version readers of the store now see, and whether it is new."""
 
-    versions: dict[str, int]
+    version: int
     recorded: bool
 
 
-def take_snapshot(settings: Settings, registry: Registry, store_id: str) -> SnapshotTaken:
-    """Record the current version of every table (exchange_rates included) as the store's
-    snapshot, and set the store's last_synced_at. Call it only after every writer of the
-    run succeeded: readers switch to these versions at once.
+def take_snapshot(lake: Lake, registry: Registry, store_id: str) -> SnapshotTaken:
+    """Publish the lake's newest snapshot as the store's, and set the store's
+    last_synced_at. Call it only after every writer of the run succeeded: readers switch to
+    it at once.
 
-    When none of the store's data changed since its previous snapshot (other stores' writes
-    only moved the version numbers on), the previous snapshot stays: a sync with nothing to
-    do leaves what readers cached for the store valid. Changes committed by an earlier run
-    that failed before its snapshot count as changes."""
-    versions = current_versions(settings, TABLES)
+    When nothing of the store (and nothing global, such as exchange rates) was committed
+    since its published snapshot, that snapshot stays: a sync with nothing to do leaves
+    what readers cached for the store valid. Commits of an earlier run that failed before
+    publishing count as changes. Every commit names its store as the snapshot's author
+    (warehouse.writer), which is what is looked up here."""
+    version = lake.version()
     with registry.session() as session:
         previous = latest_snapshots(session, [store_id]).get(store_id)
-    recorded = previous is None or any(
-        _changed(settings, table, store_id, previous.get(table), version)
-        for table, version in versions.items()
-    )
+    recorded = previous is None or _changed_since(lake, store_id, previous)
     if recorded:
-        record_snapshot(registry, store_id, versions)
+        record_snapshot(registry, store_id, version)
     with registry.session() as session:
         store = session.get(Store, store_id)
         if store is not None:
             store.last_synced_at = utcnow()
-    return SnapshotTaken(versions if recorded or previous is None else previous, recorded)
+    return SnapshotTaken(version if recorded or previous is None else previous, recorded)
 
 
-def _changed(settings: Settings, table: str, store_id: str, before: int | None, now: int) -> bool:
-    """Whether the store's rows of `table` may differ between versions `before` and `now`:
-    the files of its partition are the same set exactly when nothing of it was written."""
-    if before is None:
-        return True
-    if before == now:
-        return False
-    if not TABLES[table].partitioned:
-        return True
-    partition = [(STORE_COLUMN, "=", store_id)]
-    files = [
-        set(open_table(settings, table, v).file_uris(file_pruning_predicate=partition))
-        for v in (before, now)
-    ]
-    return files[0] != files[1]
+def _changed_since(lake: Lake, store_id: str, version: int) -> bool:
+    cursor = lake.cursor()
+    try:
+        row = cursor.execute(
+            f"SELECT count(*) FROM {LAKE}.snapshots() "
+            "WHERE snapshot_id > ? AND author IN (?, 'global')",
+            [version, store_id],
+        ).fetchone()
+    finally:
+        cursor.close()
+    return bool(row and row[0])

@@ -55,13 +55,18 @@ def remove(app: AppContext, store_id: str) -> None:
         store = get_store(session, store_id)
         platform = store.platform
     # Imported once the store is known to exist: an unknown id is answered without loading
-    # the warehouse's Delta and Arrow stack.
+    # the warehouse's DuckDB and Arrow stack.
     from exports.cleanup import remove_files_for_store
     from platforms.registry import forget_store
-    from warehouse.tables import delete_store
+    from warehouse.lake import Lake
+    from warehouse.writer import delete_store
 
     # Data first, registry row last: an interrupted removal can be run again.
-    delete_store(app.settings, store_id)
+    lake = Lake(app.settings)
+    try:
+        delete_store(lake, store_id)
+    finally:
+        lake.close()
     remove_files_for_store(app.settings, app.registry, store_id)
     forget_store(app.settings, platform, store_id)
     with app.registry.session() as session:

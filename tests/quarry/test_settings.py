@@ -73,18 +73,24 @@ def test_defaults_of_the_other_knobs(clean_env: Path) -> None:
     assert settings.allow_private_hosts is False
     assert settings.duckdb_memory_limit == "2GB"
     assert settings.duckdb_threads >= 1
-    assert settings.vacuum_retention_hours == 24
+    assert settings.snapshot_retention_hours == 24
+    assert settings.resolved_catalog_url == f"sqlite:///{settings.home}/warehouse/catalog.sqlite"
+    assert settings.resolved_data_url == f"{settings.home}/warehouse/data/"
 
 
 def test_knobs_parse_from_the_environment(clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("QUARRY_ALLOW_PRIVATE_HOSTS", "true")
     monkeypatch.setenv("QUARRY_DUCKDB_THREADS", "3")
-    monkeypatch.setenv("QUARRY_VACUUM_RETENTION_HOURS", "48")
+    monkeypatch.setenv("QUARRY_SNAPSHOT_RETENTION_HOURS", "0.5")
+    monkeypatch.setenv("QUARRY_CATALOG_URL", "postgresql://127.0.0.1/lake")
+    monkeypatch.setenv("QUARRY_DATA_URL", "s3://bucket/prefix")
     monkeypatch.setenv("QUARRY_REDIS_URL", "redis://127.0.0.1:6379/0")
     settings = load_settings()
     assert settings.allow_private_hosts is True
     assert settings.duckdb_threads == 3
-    assert settings.vacuum_retention_hours == 48
+    assert settings.snapshot_retention_hours == 0.5
+    assert settings.resolved_catalog_url == "postgresql://127.0.0.1/lake"
+    assert settings.resolved_data_url == "s3://bucket/prefix/"
     assert settings.redis_url == "redis://127.0.0.1:6379/0"
 
 

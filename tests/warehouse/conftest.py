@@ -20,10 +20,11 @@ from platforms.base import ChangePage
 from quarry.settings import Settings
 from registry.accounts import create_account, create_store
 from registry.db import Registry
+from warehouse.lake import Lake
 from warehouse.reader import WarehouseReader
 from warehouse.schemas import TABLES
-from warehouse.tables import open_table
-from warehouse.views import scan_sql
+from warehouse.snapshots import record_snapshot
+from warehouse.tables import qualified
 
 STORES = ("st_a", "st_b")
 EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
@@ -97,15 +98,28 @@ Row = dict[str, Any]
 
 
 def current_rows(
-    settings: Settings, table: str, store: str | None = None, version: int | None = None
+    lake: Lake, table: str, store: str | None = None, version: int | None = None
 ) -> list[Row]:
-    """Every row of `table` at `version` (latest when None), sorted, read with DuckDB
-    straight from the Delta files (not through the reader under test)."""
-    files = open_table(settings, table, version).file_uris()
-    sql = f"SELECT * FROM ({scan_sql(TABLES[table], files)})"
+    """Every row of `table` at lake `version` (the newest when None), sorted, read with
+    DuckDB straight from the lake (not through the reader under test)."""
+    sql = f"SELECT * FROM {qualified(table)}"
+    if version is not None:
+        sql += f" AT (VERSION => {int(version)})"
     if store is not None:
         sql += f" WHERE store_id = '{store}'"
-    return fetch_dicts(duckdb.connect(), sql)
+    cursor = lake.cursor()
+    try:
+        return fetch_dicts(cursor, sql)
+    finally:
+        cursor.close()
+
+
+def publish(lake: Lake, registry: Registry, *stores: str) -> int:
+    """Publish the lake's newest snapshot for `stores`, as a sync's last step does."""
+    version = lake.version()
+    for store in stores:
+        record_snapshot(registry, store, version)
+    return version
 
 
 def fetch_dicts(connection: duckdb.DuckDBPyConnection, sql: str) -> list[Row]:

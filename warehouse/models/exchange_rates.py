@@ -34,9 +34,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from quarry.errors import ConfigurationError
-from quarry.settings import Settings
+from warehouse.lake import Lake
 from warehouse.schemas import EXCHANGE_RATES, RATE
-from warehouse.tables import open_table
 from warehouse.writer import upsert_rows
 
 BASE = "USD"
@@ -138,16 +137,22 @@ def provider(name: str) -> RatesProvider:
     return made
 
 
-def write_rates(settings: Settings, rates: pa.Table) -> int:
+def write_rates(lake: Lake, rates: pa.Table) -> int:
     """Upsert the rows of `rates` that the exchange_rates table lacks or holds with another
-    rate, in one commit, and none when nothing changed (so a re-run adds no version).
-    Returns the rows written."""
+    rate, in one transaction, and none when nothing changed (so a re-run adds no
+    snapshot). Returns the rows written."""
     rates = rates.cast(EXCHANGE_RATES.schema)
     if not rates.num_rows:
         return 0
     bounds = pc.min_max(rates["date"]).as_py()
-    current = open_table(settings, "exchange_rates").to_pyarrow_dataset()
-    in_range = (pc.field("date") >= bounds["min"]) & (pc.field("date") <= bounds["max"])
-    held = current.to_table(filter=in_range)
+    cursor = lake.cursor()
+    try:
+        held = cursor.execute(
+            "SELECT date, base, currency, rate FROM lake.exchange_rates WHERE date BETWEEN ? AND ?",
+            [bounds["min"], bounds["max"]],
+        ).to_arrow_table()
+    finally:
+        cursor.close()
+    held = held.cast(EXCHANGE_RATES.schema)
     changed = rates.join(held, keys=["date", "base", "currency", "rate"], join_type="left anti")
-    return upsert_rows(settings, "exchange_rates", changed) if changed.num_rows else 0
+    return upsert_rows(lake, "exchange_rates", changed) if changed.num_rows else 0

@@ -31,11 +31,9 @@ from collections.abc import Iterable
 import duckdb
 import pyarrow as pa
 
-from quarry.settings import Settings
-from warehouse.rewrite import clustered_order_by
-from warehouse.schemas import SALES, SOURCE_DATASETS, TABLES
-from warehouse.tables import STORE_COLUMN, open_table
-from warehouse.views import scan_sql
+from warehouse.lake import Lake
+from warehouse.schemas import SALES, SOURCE_DATASETS
+from warehouse.tables import clustering_key, qualified, store_predicate
 
 ORDER_TABLES = SOURCE_DATASETS["orders"]  # orders, order_lines, refunds, refund_lines
 
@@ -189,9 +187,8 @@ SELECT * FROM (SELECT
     (e.gross_sales + e.discounts + e.returns + e.shipping_charges + e.duties
         + e.additional_fees + e.taxes)::DECIMAL(18, 2) AS total_sales
 FROM events e JOIN orders o ON o.id = e.order_id
--- The table's clustering order: DuckDB sorts on every core, and the writer then finds the
--- rows in order and writes them as they are.
-) ORDER BY {clustered_order_by(SALES)}
+-- The table's clustering order, so each data file covers a narrow range of orders.
+) ORDER BY {", ".join(clustering_key(SALES.name))}
 """
 
 
@@ -226,34 +223,31 @@ def sales_from_tables(
 
 
 def store_sales(
-    settings: Settings,
+    lake: Lake,
     store_id: str,
     *,
     store_timezone: str,
     account_timezone: str,
     order_ids: Iterable[str] | None = None,
 ) -> pa.Table:
-    """The sale events of a store's orders as the current Delta tables hold them: of every
-    order when `order_ids` is None, else of those orders only (ids no longer in the
+    """The sale events of a store's orders as the lake's newest snapshot holds them: of
+    every order when `order_ids` is None, else of those orders only (ids no longer in the
     orders table simply yield nothing)."""
-    con = connect()
+    cursor = lake.cursor()
     try:
         only = ""
         if order_ids is not None:
             wanted = pa.table({"id": pa.array(sorted(set(order_ids)), pa.string())})
-            con.register("wanted_orders", wanted)
-            only = " WHERE {key} IN (SELECT id FROM wanted_orders)"
-        partition = [(STORE_COLUMN, "=", store_id)]
+            cursor.register("wanted_orders", wanted)
+            only = " AND {key} IN (SELECT id FROM wanted_orders)"
         for name in ORDER_TABLES:
-            # DuckDB's own Parquet scan of the partition's files, as the reader does: its
-            # filter pushdown into a pyarrow dataset drops rows on decimal comparisons
-            # (`total_duties <> 0` matched nothing; duckdb 2.0, pyarrow 26).
-            files = open_table(settings, name).file_uris(file_pruning_predicate=partition)
             key = "id" if name == "orders" else "order_id"
-            con.execute(
-                f"CREATE TEMP VIEW {name} AS SELECT * FROM ({scan_sql(TABLES[name], files)})"
-                + only.format(key=key)
+            cursor.execute(
+                f"CREATE TEMP VIEW {name} AS SELECT * FROM {qualified(name)} "
+                f"WHERE {store_predicate(store_id)}" + only.format(key=key)
             )
-        return sales_events(con, store_timezone=store_timezone, account_timezone=account_timezone)
+        return sales_events(
+            cursor, store_timezone=store_timezone, account_timezone=account_timezone
+        )
     finally:
-        con.close()
+        cursor.close()

@@ -1,0 +1,10 @@
+"""Everything warehouse maintenance contributes to the code location."""
+
+from __future__ import annotations
+
+from dagster import Definitions
+
+from pipelines.maintenance.jobs import warehouse_maintenance
+from pipelines.maintenance.schedules import SCHEDULES
+
+defs = Definitions(jobs=[warehouse_maintenance], schedules=SCHEDULES)
