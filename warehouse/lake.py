@@ -88,10 +88,10 @@ def connect(settings: Settings) -> duckdb.DuckDBPyConnection:
         },
     )
     try:
-        con.execute("SET TimeZone = 'UTC'")
-        con.execute("SET enable_progress_bar = false")
+        # GLOBAL: every cursor of the connection is a session of its own.
+        con.execute("SET GLOBAL TimeZone = 'UTC'")
         # The lake's Parquet files never change once written.
-        con.execute("SET parquet_metadata_cache = true")
+        con.execute("SET GLOBAL parquet_metadata_cache = true")
         scanner = "sqlite_scanner" if where.catalog_kind == "sqlite" else "postgres_scanner"
         needed = ["ducklake", scanner]
         if where.on_s3:
@@ -110,6 +110,14 @@ def connect(settings: Settings) -> duckdb.DuckDBPyConnection:
         con.close()
         raise
     return con
+
+
+def quiet_cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """A new cursor of `con` that draws no progress bar: a long query (a large export)
+    would draw it on stdout. A per-session setting: DuckDB refuses it globally."""
+    cursor = con.cursor()
+    cursor.execute("SET enable_progress_bar = false")
+    return cursor
 
 
 def _attach(con: duckdb.DuckDBPyConnection, where: LakeLocation) -> None:
@@ -264,7 +272,7 @@ class Lake:
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A new cursor of the lake's connection, for one thread; close it when done."""
-        return self.connection.cursor()
+        return quiet_cursor(self.connection)
 
     @contextmanager
     def transaction(self, *, author: str, message: str) -> Iterator[duckdb.DuckDBPyConnection]:

@@ -76,11 +76,12 @@ def maintain(
 
 
 def _call(lake: Lake, call: str) -> int:
-    """Run one maintenance CALL under the write lock; the rows it reports."""
+    """Run one maintenance CALL under the write lock. Its rows are (schema, table, count,
+    ...): the sum of the counts (rows flushed, files processed)."""
     with write_lock(lake.settings):
         cursor = lake.cursor()
         try:
-            return len(cursor.execute(f"CALL {call}").fetchall())
+            return sum(int(row[2] or 0) for row in cursor.execute(f"CALL {call}").fetchall())
         finally:
             cursor.close()
 

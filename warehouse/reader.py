@@ -31,6 +31,7 @@ import duckdb
 from quarry.settings import Settings
 from registry.db import Registry
 from warehouse.lake import connect as connect_lake
+from warehouse.lake import quiet_cursor
 from warehouse.schemas import TABLES, TableSpec
 from warehouse.snapshots import latest_snapshots, pin, release
 from warehouse.tables import (
@@ -126,7 +127,7 @@ class WarehouseReader:
         schema = self._acquire(snapshot, set(TABLES) if tables is None else set(tables))
         try:
             with self._lock:
-                cursor = self._db.cursor()
+                cursor = quiet_cursor(self._db)
             try:
                 cursor.execute(f"SET search_path = {quote_literal('memory.' + schema)}")
                 yield cursor

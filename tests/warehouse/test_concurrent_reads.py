@@ -1,4 +1,4 @@
-"""Readers in other processes, reading while this one merges and records snapshots, see
+"""Readers in other processes, reading while this one writes and publishes snapshots, see
 no errors and only whole snapshots.
 
 Sync k rewrites every order of st_a and its two lines with version k and adds one order,
@@ -17,15 +17,13 @@ from typing import Any
 
 from quarry.settings import Settings
 from registry.db import Registry
-from tests.warehouse.conftest import orders_page
+from tests.warehouse.conftest import orders_page, publish
+from warehouse.lake import Lake
 from warehouse.reader import WarehouseReader
-from warehouse.snapshots import record_snapshot
-from warehouse.tables import current_versions
 from warehouse.writer import StoreWriter
 
 READERS = 2
 SYNCS = 6
-TABLES = ["orders", "order_lines"]
 CHECK = """
 SELECT
     (SELECT count(*) FROM orders WHERE store_id = 'st_a'),
@@ -64,20 +62,20 @@ def read_until_stopped(home: str, ready: Event, stop: Event, results: Any) -> No
         registry.dispose()
 
 
-def _sync(settings: Settings, registry: Registry, version: int) -> None:
+def _sync(lake: Lake, registry: Registry, version: int) -> None:
     page = orders_page("st_a", range(10 + version), version)
-    StoreWriter(settings, "st_a").apply(page, full=version == 0, first=version == 0)
-    record_snapshot(registry, "st_a", current_versions(settings, TABLES))
+    StoreWriter(lake, "st_a").apply(page, full=version == 0, first=version == 0)
+    publish(lake, registry, "st_a")
 
 
 def test_readers_in_other_processes_see_whole_snapshots(
-    quarry_env: Settings, registry: Registry
+    quarry_env: Settings, lake: Lake, registry: Registry
 ) -> None:
-    _sync(quarry_env, registry, 0)
-    StoreWriter(quarry_env, "st_b").apply(orders_page("st_b", [1, 2, 3]), full=True, first=True)
-    record_snapshot(registry, "st_b", current_versions(quarry_env, TABLES))
+    _sync(lake, registry, 0)
+    StoreWriter(lake, "st_b").apply(orders_page("st_b", [1, 2, 3]), full=True, first=True)
+    publish(lake, registry, "st_b")
 
-    # deltalake panics in a forked child of a process that used it: spawn.
+    # DuckDB must not be forked once it is in use: spawn.
     context = multiprocessing.get_context("spawn")
     ready, stop, results = context.Event(), context.Event(), context.Queue()
     readers = [
@@ -91,7 +89,7 @@ def test_readers_in_other_processes_see_whole_snapshots(
     try:
         assert ready.wait(timeout=60), "no reader process got going"
         for version in range(1, SYNCS + 1):
-            _sync(quarry_env, registry, version)
+            _sync(lake, registry, version)
         time.sleep(0.2)
     finally:
         stop.set()

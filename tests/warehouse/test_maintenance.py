@@ -1,169 +1,153 @@
-"""Maintenance: compaction keeps content, checkpoints come due, vacuum spares snapshots."""
+"""Lake maintenance: small writes are folded into files, snapshots nobody reads expire
+with their files, and a snapshot somebody reads (published, recently replaced, pinned by an
+export) survives every pass with exact figures."""
 
 from __future__ import annotations
 
+import threading
+from datetime import timedelta
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.compute as pc
+import duckdb
 import pytest
 
-from quarry.errors import ConfigurationError
-from quarry.settings import Settings
 from registry.db import Registry
-from tests.warehouse.conftest import current_rows, fetch_dicts, orders_page
-from warehouse import rewrite
-from warehouse.maintenance import last_checkpoint, maintain
+from tests.warehouse.conftest import current_rows, orders_page, publish
+from warehouse.lake import Lake
+from warehouse.maintenance import maintain
 from warehouse.reader import WarehouseReader
-from warehouse.snapshots import record_snapshot
-from warehouse.tables import current_versions, open_table, table_path
 from warehouse.writer import StoreWriter
 
-
-def _sync_in_pages(settings: Settings, store: str, pages: int, start: int = 0) -> None:
-    writer = StoreWriter(settings, store)
-    for n in range(pages):
-        first = start + n * 10
-        page = orders_page(store, range(first, first + 10))
-        writer.apply(page, full=True, first=n == 0)
+NO_RETENTION = timedelta(0)
 
 
-def _parquet_files(settings: Settings, table: str) -> set[str]:
-    files = table_path(settings, table).rglob("*.parquet")
-    return {str(p) for p in files if "_delta_log" not in p.parts}
+def _files(lake: Lake) -> set[Path]:
+    return set(Path(lake.settings.resolved_data_url).rglob("*.parquet"))
 
 
-def _all_orders(reader: WarehouseReader, store: str) -> list[dict]:
-    with reader.read([store]) as cursor:
-        return fetch_dicts(cursor, "SELECT * FROM orders")
-
-
-def test_compaction_reduces_files_of_one_store_and_keeps_content(
-    quarry_env: Settings, registry: Registry
-) -> None:
-    _sync_in_pages(quarry_env, "st_a", 5)
-    _sync_in_pages(quarry_env, "st_b", 3)
-    # An incremental page too, so compaction also reads files the writer rewrote itself.
-    StoreWriter(quarry_env, "st_a").apply(
-        orders_page("st_a", [3, 45, 99], version=1), full=False, first=False
-    )
-    before = current_rows(quarry_env, "orders")
-    files_b = open_table(quarry_env, "orders").file_uris(
-        file_pruning_predicate=[("store_id", "=", "st_b")]
-    )
-
-    result = maintain(quarry_env, "orders", "st_a", registry=registry)
-
-    table = open_table(quarry_env, "orders")
-    assert result.files_removed_by_compaction > 1
-    assert result.files_added_by_compaction == 1
-    assert len(table.file_uris(file_pruning_predicate=[("store_id", "=", "st_a")])) == 1
-    assert table.file_uris(file_pruning_predicate=[("store_id", "=", "st_b")]) == files_b
-    assert current_rows(quarry_env, "orders") == before
-
-
-def test_old_snapshot_stays_readable_after_vacuum(
-    quarry_env: Settings, registry: Registry, reader: WarehouseReader
-) -> None:
-    _sync_in_pages(quarry_env, "st_a", 3)
-    record_snapshot(registry, "st_a", current_versions(quarry_env, ["orders"]))
-    recorded = _all_orders(reader, "st_a")
-    # A re-sync that replaces the partition and fails before recording its snapshot,
-    # then maintenance with the default retention.
-    _sync_in_pages(quarry_env, "st_a", 2, start=100)
-    result = maintain(quarry_env, "orders", "st_a", registry=registry)
-    assert result.files_vacuumed == 0
-
-    fresh_reader = WarehouseReader(quarry_env, registry)
+def _snapshot_ids(lake: Lake) -> set[int]:
+    cursor = lake.cursor()
     try:
-        assert _all_orders(fresh_reader, "st_a") == recorded
+        return {v for (v,) in cursor.execute("SELECT snapshot_id FROM lake.snapshots()").fetchall()}
     finally:
-        fresh_reader.close()
+        cursor.close()
 
 
-def test_vacuum_keeps_what_newest_snapshots_reference_even_past_retention(
-    quarry_env: Settings, registry: Registry
+def _inlined_commits(lake: Lake) -> int:
+    """Commits that wrote rows into the catalog rather than into files."""
+    cursor = lake.cursor()
+    try:
+        changes = cursor.execute("SELECT changes FROM lake.snapshots()").fetchall()
+    finally:
+        cursor.close()
+    return sum(1 for (change,) in changes if "inlined_insert" in change)
+
+
+def test_small_writes_are_folded_into_files_and_rows_stay_exact(
+    lake: Lake, registry: Registry
 ) -> None:
-    _sync_in_pages(quarry_env, "st_a", 2)
-    record_snapshot(registry, "st_a", current_versions(quarry_env, ["orders"]))
-    referenced = set(open_table(quarry_env, "orders").file_uris())
-    _sync_in_pages(quarry_env, "st_a", 2, start=100)
+    writer = StoreWriter(lake, "st_a")
+    writer.apply(orders_page("st_a", range(3)), full=True, first=True)
+    for version in range(1, 6):
+        writer.apply(orders_page("st_a", [version], version), full=False, first=False)
+    publish(lake, registry, "st_a")
+    before = {t: current_rows(lake, t) for t in ("orders", "order_lines")}
+    assert _inlined_commits(lake) == 6
 
-    # Retention 0 is for tests only: every removed file is past it.
-    maintain(quarry_env, "orders", registry=registry, retention_hours=0)
-    assert referenced <= _parquet_files(quarry_env, "orders")
+    result = maintain(lake, registry, retention=NO_RETENTION)
 
-    record_snapshot(registry, "st_a", current_versions(quarry_env, ["orders"]))
-    maintain(quarry_env, "orders", registry=registry, retention_hours=0)
-    assert _parquet_files(quarry_env, "orders") == set(open_table(quarry_env, "orders").file_uris())
-    assert not referenced & _parquet_files(quarry_env, "orders")
-
-
-def test_checkpoint_is_written_when_due(quarry_env: Settings, registry: Registry) -> None:
-    _sync_in_pages(quarry_env, "st_a", 2)
-    assert last_checkpoint(quarry_env, "orders") is None
-
-    not_due = maintain(quarry_env, "orders", registry=registry, checkpoint_every=50)
-    due = maintain(quarry_env, "orders", registry=registry, checkpoint_every=2)
-
-    assert not_due.checkpoint_version is None
-    assert due.checkpoint_version == last_checkpoint(quarry_env, "orders")
-    assert due.checkpoint_version is not None and due.checkpoint_version >= 2
-    log = Path(table_path(quarry_env, "orders") / "_delta_log")
-    assert (log / f"{due.checkpoint_version:020d}.checkpoint.parquet").exists()
+    # Every inlined order and line that is still live (8 orders, 16 lines) went to files.
+    assert result.inlined_rows_flushed == 8 + 16
+    assert maintain(lake, registry, retention=NO_RETENTION).inlined_rows_flushed == 0
+    assert {t: current_rows(lake, t) for t in before} == before
 
 
-def test_retention_below_an_hour_is_refused(quarry_env: Settings, registry: Registry) -> None:
-    settings = quarry_env.model_copy(update={"vacuum_retention_hours": 0})
-    with pytest.raises(ConfigurationError, match="QUARRY_VACUUM_RETENTION_HOURS"):
-        maintain(settings, "orders", registry=registry)
-
-
-def _file_ranges(settings: Settings, table: str, store: str, key: str) -> dict[str, tuple]:
-    """Each file of the store's partition: (min, max) of `key` from its Delta statistics."""
-    actions = pa.table(open_table(settings, table).get_add_actions(flatten=True))
-    rows = actions.filter(pc.equal(actions["partition.store_id"], store)).to_pylist()
-    return {r["path"]: (r[f"min.{key}"], r[f"max.{key}"]) for r in rows}
-
-
-def test_compaction_clusters_a_full_sync_so_a_recent_change_rewrites_one_file(
-    quarry_env: Settings, registry: Registry, monkeypatch: pytest.MonkeyPatch
+def test_expiry_keeps_published_and_pinned_snapshots_only(
+    lake: Lake, registry: Registry, reader: WarehouseReader
 ) -> None:
-    # Files of 100 rows, and every page file counts as small.
-    monkeypatch.setattr(rewrite, "_rows_per_file", lambda files: 100)
-    monkeypatch.setattr(rewrite, "SMALL_FILE_BYTES", 1 << 40)
-    writer = StoreWriter(quarry_env, "st_a")
-    # Pages interleave creation times (every tenth order), as a sync by update time would.
-    for page in range(10):
-        numbers = range(1000 + page, 1500, 10)
-        writer.apply(orders_page("st_a", numbers), full=True, first=page == 0)
-    for table in ("orders", "order_lines"):
-        maintain(quarry_env, table, "st_a", registry=registry)
-    before = current_rows(quarry_env, "orders")
+    big = range(5000)  # large enough to be written as Parquet files, not inlined
+    StoreWriter(lake, "st_a").apply(orders_page("st_a", big), full=True, first=True)
+    first = publish(lake, registry, "st_a")
+    StoreWriter(lake, "st_a").apply(orders_page("st_a", big, 1), full=True, first=True)
+    second = publish(lake, registry, "st_a")
+    StoreWriter(lake, "st_b").apply(orders_page("st_b", big), full=True, first=True)
+    published_b = publish(lake, registry, "st_b")
+    StoreWriter(lake, "st_a").apply(orders_page("st_a", big, 2), full=True, first=True)
+    unpublished = lake.version()
+    files_before = _files(lake)
 
-    orders = sorted(_file_ranges(quarry_env, "orders", "st_a", "id").values())
-    assert orders == [(f"st_a-o{n}", f"st_a-o{n + 99}") for n in range(1000, 1500, 100)]
-    lines = sorted(_file_ranges(quarry_env, "order_lines", "st_a", "order_id").values())
-    assert lines == [(f"st_a-o{n}", f"st_a-o{n + 49}") for n in range(1000, 1500, 50)]
+    with reader.pinned(["st_a"]) as pinned:
+        assert pinned.versions == {"st_a": second}
+        result = maintain(lake, registry, retention=NO_RETENTION)
+        kept = _snapshot_ids(lake)
+        # The newest (unpublished) snapshot always stays; st_a's first publication, replaced
+        # and with no grace period, is gone, and so are the files only it used.
+        assert {second, published_b, unpublished} <= kept
+        assert first not in kept
+        assert result.snapshots_expired > 0
+        assert result.files_deleted > 0
+        assert _files(lake) < files_before
+        with reader.connect(pinned) as cursor:
+            tags = cursor.execute("SELECT list(DISTINCT tags), count(*) FROM orders").fetchone()
+        assert tags == (["v1"], 5000)
 
-    # Statistics rule out every file but the newest before any is opened.
-    opened: list[str] = []
-    holding = rewrite._holding
+    # Released: the pinned snapshot is now only a replaced one... still st_a's published.
+    maintain(lake, registry, retention=NO_RETENTION)
+    assert second in _snapshot_ids(lake)
+    cursor = lake.cursor()
+    with pytest.raises(duckdb.Error, match=r"(?i)snapshot"):
+        cursor.execute(f"SELECT count(*) FROM lake.orders AT (VERSION => {first})").fetchall()
+    cursor.close()
 
-    def spy(root: Path, files: list, key: str, value_set: pa.Array) -> list:
-        opened.extend(f["path"] for f in files)
-        return holding(root, files, key, value_set)
 
-    monkeypatch.setattr(rewrite, "_holding", spy)
-    files_before = set(_file_ranges(quarry_env, "orders", "st_a", "id"))
-    StoreWriter(quarry_env, "st_a").apply(
-        orders_page("st_a", [1498, 1499, 1500], version=1), full=False, first=False
-    )
-    files_after = set(_file_ranges(quarry_env, "orders", "st_a", "id"))
-    assert len(files_before - files_after) == 1
-    assert len(opened) == 2  # the newest file of orders, and of order_lines
-    after = {r["id"]: r for r in current_rows(quarry_env, "orders")}
-    assert {r["id"]: r for r in before if r["id"] not in after} == {}
-    assert after["st_a-o1499"]["tags"] == "v1"
-    assert after["st_a-o1500"]["tags"] == "v1"
-    assert after["st_a-o1000"] == next(r for r in before if r["id"] == "st_a-o1000")
+def test_a_recently_replaced_snapshot_survives_the_retention(
+    lake: Lake, registry: Registry
+) -> None:
+    StoreWriter(lake, "st_a").apply(orders_page("st_a", range(10)), full=True, first=True)
+    first = publish(lake, registry, "st_a")
+    StoreWriter(lake, "st_a").apply(orders_page("st_a", range(10), 1), full=True, first=True)
+    publish(lake, registry, "st_a")
+
+    maintain(lake, registry, retention=timedelta(hours=1))
+
+    # A request that looked st_a up just before the second publication still reads `first`.
+    assert first in _snapshot_ids(lake)
+    assert len(current_rows(lake, "orders", "st_a", version=first)) == 10
+
+
+def test_an_export_reading_while_maintenance_runs_sees_exact_figures(
+    lake: Lake, registry: Registry, reader: WarehouseReader
+) -> None:
+    StoreWriter(lake, "st_a").apply(orders_page("st_a", range(4000)), full=True, first=True)
+    publish(lake, registry, "st_a")
+    expected = sum(n for n in range(4000))  # total_price of order n is n
+
+    failures: list[str] = []
+    totals: list[object] = []
+    started = threading.Event()
+
+    def export() -> None:
+        try:
+            with reader.pinned(["st_a"]) as snapshot, reader.connect(snapshot) as cursor:
+                for _ in range(30):
+                    started.set()
+                    totals.append(cursor.execute("SELECT sum(total_price) FROM orders").fetchone())
+        except Exception as exc:  # every failure is a finding
+            failures.append(repr(exc))
+        finally:
+            started.set()
+
+    thread = threading.Thread(target=export)
+    thread.start()
+    started.wait(30)
+    # Meanwhile: syncs replace the store's rows and publish, and maintenance expires
+    # everything that is not in use, with no retention at all.
+    for version in range(1, 4):
+        writer = StoreWriter(lake, "st_a")
+        writer.apply(orders_page("st_a", range(4000), version), full=True, first=True)
+        publish(lake, registry, "st_a")
+        maintain(lake, registry, retention=NO_RETENTION)
+    thread.join(60)
+
+    assert failures == []
+    assert totals and all(total == (expected,) for total in totals)

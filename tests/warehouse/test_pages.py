@@ -5,17 +5,17 @@ from __future__ import annotations
 import pytest
 
 from platforms.base import ChangePage
-from quarry.settings import Settings
 from tests.warehouse.conftest import current_rows, orders_page, rows_table
+from warehouse.lake import Lake
 from warehouse.pages import batched, combine_pages
 from warehouse.writer import StoreWriter
 
 
-def _state(settings: Settings) -> dict[str, list[dict]]:
-    return {t: current_rows(settings, t) for t in ("orders", "order_lines")}
+def _state(lake: Lake) -> dict[str, list[dict]]:
+    return {t: current_rows(lake, t) for t in ("orders", "order_lines")}
 
 
-def test_combined_pages_apply_like_the_pages_in_order(quarry_env: Settings) -> None:
+def test_combined_pages_apply_like_the_pages_in_order(lake: Lake) -> None:
     pages = [
         orders_page("st_a", [1, 2, 3], version=1),
         orders_page("st_a", [2, 4], version=2, deleted=[3], per_order=1),
@@ -23,16 +23,16 @@ def test_combined_pages_apply_like_the_pages_in_order(quarry_env: Settings) -> N
         orders_page("st_a", [5], version=4, per_order=3),
     ]
     start = orders_page("st_a", [1, 2, 3, 4, 5, 6])
-    StoreWriter(quarry_env, "st_a").apply(start, full=True, first=True)
+    StoreWriter(lake, "st_a").apply(start, full=True, first=True)
     for page in pages:
-        StoreWriter(quarry_env, "st_a").apply(page, full=False, first=False)
-    one_by_one = _state(quarry_env)
+        StoreWriter(lake, "st_a").apply(page, full=False, first=False)
+    one_by_one = _state(lake)
 
-    StoreWriter(quarry_env, "st_a").apply(start, full=True, first=True)
+    StoreWriter(lake, "st_a").apply(start, full=True, first=True)
     combined = combine_pages(pages)
-    StoreWriter(quarry_env, "st_a").apply(combined, full=False, first=False)
+    StoreWriter(lake, "st_a").apply(combined, full=False, first=False)
 
-    assert _state(quarry_env) == one_by_one
+    assert _state(lake) == one_by_one
     assert sorted(combined.deleted_ids) == ["st_a-o1", "st_a-o4"]
     assert combined.cursor == "st_a:4"
     tags = {r["id"]: r["tags"] for r in one_by_one["orders"]}

@@ -1,4 +1,4 @@
-"""The reader shows exactly the recorded snapshot of the requested stores, with exact types."""
+"""The reader shows exactly the published snapshot of the requested stores, with exact types."""
 
 from __future__ import annotations
 
@@ -8,19 +8,19 @@ from decimal import Decimal
 
 from quarry.settings import Settings
 from registry.db import Registry
-from tests.warehouse.conftest import fetch_dicts, orders_page, rows_table
+from tests.warehouse.conftest import fetch_dicts, orders_page, publish, rows_table
+from warehouse.lake import Lake
 from warehouse.reader import WarehouseReader
 from warehouse.schemas import TABLES
 from warehouse.snapshots import record_snapshot
-from warehouse.tables import current_versions
-from warehouse.views import duckdb_type
+from warehouse.tables import duckdb_type
 from warehouse.writer import StoreWriter, upsert_rows
 
 ORDER_TABLES = ["orders", "order_lines"]
 
 
 def _sync(
-    settings: Settings,
+    lake: Lake,
     registry: Registry,
     store: str,
     numbers: list[int],
@@ -30,8 +30,8 @@ def _sync(
 ) -> None:
     """Apply a page and record the store's snapshot, as a sync does."""
     page = orders_page(store, numbers, version)
-    StoreWriter(settings, store).apply(page, full=full, first=full)
-    record_snapshot(registry, store, current_versions(settings, ORDER_TABLES))
+    StoreWriter(lake, store).apply(page, full=full, first=full)
+    publish(lake, registry, store)
 
 
 def _counts(reader: WarehouseReader, stores: list[str]) -> dict[str, int]:
@@ -43,32 +43,28 @@ def _counts(reader: WarehouseReader, stores: list[str]) -> dict[str, int]:
 
 
 def test_reads_the_recorded_versions_not_newer_commits(
-    quarry_env: Settings, registry: Registry, reader: WarehouseReader
+    lake: Lake, registry: Registry, reader: WarehouseReader
 ) -> None:
-    _sync(quarry_env, registry, "st_a", [1, 2, 3], full=True)
+    _sync(lake, registry, "st_a", [1, 2, 3], full=True)
     # A sync in progress: committed, not recorded.
-    StoreWriter(quarry_env, "st_a").apply(
-        orders_page("st_a", [4, 5], version=1), full=False, first=False
-    )
+    StoreWriter(lake, "st_a").apply(orders_page("st_a", [4, 5], version=1), full=False, first=False)
 
     assert _counts(reader, ["st_a"]) == {"orders": 3, "order_lines": 6}
     with reader.read(["st_a"]) as cursor:
         assert {r["tags"] for r in fetch_dicts(cursor, "SELECT tags FROM orders")} == {"v0"}
 
-    record_snapshot(registry, "st_a", current_versions(quarry_env, ORDER_TABLES))
+    publish(lake, registry, "st_a")
     assert _counts(reader, ["st_a"]) == {"orders": 5, "order_lines": 10}
 
 
 def test_two_stores_at_different_versions(
-    quarry_env: Settings, registry: Registry, reader: WarehouseReader
+    lake: Lake, registry: Registry, reader: WarehouseReader
 ) -> None:
-    _sync(quarry_env, registry, "st_a", [1, 2], full=True)
-    _sync(quarry_env, registry, "st_b", [1, 2, 3], full=True)
-    _sync(quarry_env, registry, "st_a", [3], version=1)
+    _sync(lake, registry, "st_a", [1, 2], full=True)
+    _sync(lake, registry, "st_b", [1, 2, 3], full=True)
+    _sync(lake, registry, "st_a", [3], version=1)
     # st_b's newer commit is not recorded; st_a's snapshot is newer than st_b's.
-    StoreWriter(quarry_env, "st_b").apply(
-        orders_page("st_b", [9], version=2), full=False, first=False
-    )
+    StoreWriter(lake, "st_b").apply(orders_page("st_b", [9], version=2), full=False, first=False)
 
     with reader.read(["st_a", "st_b"]) as cursor:
         rows = fetch_dicts(cursor, "SELECT store_id, count(*) AS n FROM orders GROUP BY 1")
@@ -79,10 +75,10 @@ def test_two_stores_at_different_versions(
 
 
 def test_stores_without_a_snapshot_contribute_nothing(
-    quarry_env: Settings, registry: Registry, reader: WarehouseReader
+    lake: Lake, registry: Registry, reader: WarehouseReader
 ) -> None:
-    _sync(quarry_env, registry, "st_a", [1], full=True)
-    StoreWriter(quarry_env, "st_b").apply(orders_page("st_b", [1, 2]), full=True, first=True)
+    _sync(lake, registry, "st_a", [1], full=True)
+    StoreWriter(lake, "st_b").apply(orders_page("st_b", [1, 2]), full=True, first=True)
 
     assert _counts(reader, ["st_b"]) == {"orders": 0, "order_lines": 0}
     assert _counts(reader, ["st_a", "st_b"]) == {"orders": 1, "order_lines": 2}
@@ -102,9 +98,9 @@ def test_every_table_is_queryable_with_exact_types_before_any_sync(
 
 
 def test_money_and_time_types_are_exact_and_utc(
-    quarry_env: Settings, registry: Registry, reader: WarehouseReader
+    lake: Lake, registry: Registry, reader: WarehouseReader
 ) -> None:
-    _sync(quarry_env, registry, "st_a", [1], full=True)
+    _sync(lake, registry, "st_a", [1], full=True)
     with reader.read(["st_a"]) as cursor:
         row = fetch_dicts(
             cursor,
@@ -119,16 +115,16 @@ def test_money_and_time_types_are_exact_and_utc(
 
 
 def test_exchange_rates_use_the_highest_recorded_version(
-    quarry_env: Settings, registry: Registry, reader: WarehouseReader
+    lake: Lake, registry: Registry, reader: WarehouseReader
 ) -> None:
     def rates(day: int) -> None:
         row = {"date": date(2024, 1, day), "base": "USD", "currency": "EUR", "rate": Decimal(1)}
-        upsert_rows(quarry_env, "exchange_rates", rows_table("exchange_rates", [row]))
+        upsert_rows(lake, "exchange_rates", rows_table("exchange_rates", [row]))
 
     rates(1)
-    record_snapshot(registry, "st_a", current_versions(quarry_env, ["exchange_rates"]))
+    publish(lake, registry, "st_a")
     rates(2)
-    record_snapshot(registry, "st_b", current_versions(quarry_env, ["exchange_rates"]))
+    publish(lake, registry, "st_b")
     rates(3)
 
     def count(stores: list[str]) -> int:
@@ -141,21 +137,21 @@ def test_exchange_rates_use_the_highest_recorded_version(
 
 
 def test_snapshot_key_changes_exactly_with_the_versions(
-    quarry_env: Settings, registry: Registry, reader: WarehouseReader
+    lake: Lake, registry: Registry, reader: WarehouseReader
 ) -> None:
-    _sync(quarry_env, registry, "st_a", [1], full=True)
+    _sync(lake, registry, "st_a", [1], full=True)
     first = reader.snapshot(["st_a", "st_b"])
     assert reader.snapshot(["st_b", "st_a"]).key == first.key
-    record_snapshot(registry, "st_b", {"customers": 0})
+    record_snapshot(registry, "st_b", 0)
     assert reader.snapshot(["st_a", "st_b"]).key != first.key
     assert reader.snapshot(["st_a"]).key == reader.snapshot(["st_a"]).key
 
 
 def test_threads_reading_different_snapshots_see_their_own(
-    quarry_env: Settings, registry: Registry
+    quarry_env: Settings, lake: Lake, registry: Registry
 ) -> None:
-    _sync(quarry_env, registry, "st_a", [1], full=True)
-    _sync(quarry_env, registry, "st_b", [1, 2, 3], full=True)
+    _sync(lake, registry, "st_a", [1], full=True)
+    _sync(lake, registry, "st_b", [1, 2, 3], full=True)
     reader = WarehouseReader(quarry_env, registry, max_cached_snapshots=1)
     expected = {"st_a": 1, "st_b": 3}
     wrong: list[tuple[str, int]] = []
@@ -177,9 +173,9 @@ def test_threads_reading_different_snapshots_see_their_own(
 
 
 def test_a_cursor_asking_for_some_tables_gets_their_views_and_later_the_rest(
-    quarry_env: Settings, registry: Registry, reader: WarehouseReader
+    lake: Lake, registry: Registry, reader: WarehouseReader
 ) -> None:
-    _sync(quarry_env, registry, "st_a", [1, 2], full=True)
+    _sync(lake, registry, "st_a", [1, 2], full=True)
     snapshot = reader.snapshot(["st_a"])
     with reader.connect(snapshot, {"orders"}) as cursor:
         assert cursor.execute("SELECT count(*) FROM orders").fetchall() == [(2,)]

@@ -6,41 +6,79 @@ import pytest
 
 from quarry.settings import Settings
 from tests.concurrency import errors_in_threads
+from warehouse.lake import Lake, connect
 from warehouse.schemas import TABLES
-from warehouse.tables import (
-    clustering_key,
-    current_versions,
-    ensure_tables,
-    open_table,
-    store_predicate,
-    table_path,
-)
+from warehouse.tables import clustering_key, duckdb_type, qualified, store_predicate
 
 
-def test_racing_creators_make_each_table_once(quarry_env: Settings) -> None:
-    assert errors_in_threads(lambda: ensure_tables(quarry_env), 4) == []
-    assert current_versions(quarry_env, TABLES) == dict.fromkeys(TABLES, 0)
-    ensure_tables(quarry_env)
-    assert current_versions(quarry_env, TABLES) == dict.fromkeys(TABLES, 0)
+def _columns(lake: Lake) -> dict[str, list[tuple[str, str]]]:
+    cursor = lake.cursor()
+    try:
+        rows = cursor.execute(
+            "SELECT table_name, column_name, data_type FROM duckdb_columns() "
+            "WHERE database_name = 'lake' ORDER BY table_name, column_index"
+        ).fetchall()
+    finally:
+        cursor.close()
+    out: dict[str, list[tuple[str, str]]] = {}
+    for table, column, data_type in rows:
+        out.setdefault(table, []).append((column, data_type))
+    return out
 
 
-def test_tables_have_their_schema_and_partitioning(quarry_env: Settings) -> None:
-    ensure_tables(quarry_env)
+def test_racing_first_attaches_create_each_table_once(quarry_env: Settings) -> None:
+    assert errors_in_threads(lambda: connect(quarry_env).close(), 4) == []
+    lake = Lake(quarry_env)
+    try:
+        cursor = lake.cursor()
+        created = cursor.execute(
+            "SELECT count(*) FROM lake.snapshots() WHERE changes['tables_created'] IS NOT NULL"
+        ).fetchone()
+        cursor.close()
+        assert created == (1,)
+        assert sorted(_columns(lake)) == sorted(TABLES)
+    finally:
+        lake.close()
+
+
+def test_tables_have_their_schema_and_partitioning(lake: Lake) -> None:
+    columns = _columns(lake)
     for name, spec in TABLES.items():
-        table = open_table(quarry_env, name)
-        metadata = table.metadata()
-        assert metadata.partition_columns == (["store_id"] if spec.partitioned else [])
-        assert [f.name for f in table.schema().fields] == spec.schema.names
-        assert table_path(quarry_env, name).is_dir()
+        assert columns[name] == [(f.name, duckdb_type(f.type)) for f in spec.schema], name
+    cursor = lake.cursor()
+    partitioned = {
+        name
+        for (name,) in cursor.execute(
+            "SELECT t.table_name FROM __ducklake_metadata_lake.ducklake_partition_info p "
+            "JOIN __ducklake_metadata_lake.ducklake_table t USING (table_id) "
+            "WHERE t.end_snapshot IS NULL"
+        ).fetchall()
+    }
+    cursor.close()
+    assert partitioned == {name for name, spec in TABLES.items() if spec.partitioned}
 
 
-def test_store_ids_are_checked_before_they_reach_sql(quarry_env: Settings) -> None:
+def test_a_column_added_to_a_spec_is_added_to_the_table(quarry_env: Settings) -> None:
+    lake = Lake(quarry_env)
+    cursor = lake.cursor()
+    cursor.execute("ALTER TABLE lake.orders DROP COLUMN tags")
+    cursor.close()
+    lake.close()
+
+    reopened = Lake(quarry_env)
+    try:
+        assert ("tags", "VARCHAR") in _columns(reopened)["orders"]
+    finally:
+        reopened.close()
+
+
+def test_store_ids_are_checked_before_they_reach_sql() -> None:
     assert store_predicate("st_a1", "t") == "t.store_id = 'st_a1'"
     for bad in ("st_a' OR '1'='1", "ST_A", "", "st-a"):
         with pytest.raises(ValueError):
             store_predicate(bad)
     with pytest.raises(KeyError, match="not a warehouse table"):
-        table_path(quarry_env, "ordres")
+        qualified("ordres")
 
 
 def test_clustering_keys_put_parents_by_creation_and_children_by_parent() -> None:

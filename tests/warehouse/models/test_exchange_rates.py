@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 import pytest
 
 from quarry.errors import ConfigurationError
-from quarry.settings import Settings
+from warehouse.lake import Lake
 from warehouse.models.exchange_rates import (
     DEMO_LEVELS,
     RATES_END,
@@ -20,7 +20,6 @@ from warehouse.models.exchange_rates import (
     write_rates,
 )
 from warehouse.schemas import EXCHANGE_RATES
-from warehouse.tables import open_table
 
 
 @pytest.fixture(scope="module")
@@ -71,16 +70,18 @@ def test_provider_lookup() -> None:
         provider("nowhere.module:Thing")
 
 
-def test_write_rates_commits_only_changes(quarry_env: Settings) -> None:
+def test_write_rates_commits_only_changes(lake: Lake) -> None:
     demo = DemoRatesProvider()
     first = demo.rates(date(2024, 1, 1), date(2024, 1, 31))
-    assert write_rates(quarry_env, first) == first.num_rows
-    version = open_table(quarry_env, "exchange_rates").version()
-    assert write_rates(quarry_env, first) == 0
-    assert open_table(quarry_env, "exchange_rates").version() == version
+    assert write_rates(lake, first) == first.num_rows
+    version = lake.version()
+    assert write_rates(lake, first) == 0
+    assert lake.version() == version
     # A later range adds its days and keeps the earlier ones.
     later = demo.rates(date(2024, 1, 31), date(2024, 2, 2))
     days = len(set(later["currency"].to_pylist()))
-    assert write_rates(quarry_env, later) == 2 * days
-    stored = open_table(quarry_env, "exchange_rates").to_pyarrow_table()
+    assert write_rates(lake, later) == 2 * days
+    cursor = lake.cursor()
+    stored = cursor.execute("SELECT * FROM lake.exchange_rates").to_arrow_table()
+    cursor.close()
     assert stored.num_rows == first.num_rows + 2 * days

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from platforms.base import ChangePage
-from quarry.settings import Settings
+from warehouse.lake import Lake
 from warehouse.models.sales import ORDER_TABLES, sales_from_tables, store_sales
 from warehouse.schemas import SALES, TABLES
 from warehouse.writer import StoreWriter
@@ -183,9 +183,9 @@ def test_no_orders_no_events() -> None:
     assert result.schema == SALES.schema
 
 
-def test_store_sales_reads_the_current_delta_tables(quarry_env: Settings, sales: pa.Table) -> None:
-    # One order per commit: the events come from every file of the store's partition.
-    writer = StoreWriter(quarry_env, STORE)
+def test_store_sales_reads_the_newest_lake_tables(lake: Lake, sales: pa.Table) -> None:
+    # One order per commit: the events come from every commit of the store's rows.
+    writer = StoreWriter(lake, STORE)
     for index, order in enumerate(ORDERS):
         page = ChangePage(
             {
@@ -201,8 +201,8 @@ def test_store_sales_reads_the_current_delta_tables(quarry_env: Settings, sales:
         )
         writer.apply(page, full=True, first=index == 0)
     zones = {"store_timezone": "America/New_York", "account_timezone": "Europe/Berlin"}
-    assert store_sales(quarry_env, STORE, **zones).equals(sales)
-    only_o1 = store_sales(quarry_env, STORE, order_ids=["o1", "gone"], **zones)
+    assert store_sales(lake, STORE, **zones).equals(sales)
+    only_o1 = store_sales(lake, STORE, order_ids=["o1", "gone"], **zones)
     assert set(only_o1["order_id"].to_pylist()) == {"o1"}
     assert only_o1.num_rows == 8
-    assert store_sales(quarry_env, "st_other", **zones).num_rows == 0
+    assert store_sales(lake, "st_other", **zones).num_rows == 0
