@@ -11,6 +11,7 @@ transactions deleting from one table conflict and are not resolved by its retrie
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import threading
@@ -289,7 +290,10 @@ class Lake:
                     yield cursor
                     cursor.execute("COMMIT")
                 except BaseException:
-                    cursor.execute("ROLLBACK")
+                    # A failed COMMIT has ended the transaction already; the error that
+                    # matters is the one being raised.
+                    with contextlib.suppress(duckdb.Error):
+                        cursor.execute("ROLLBACK")
                     raise
         finally:
             cursor.close()

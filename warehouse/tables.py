@@ -10,6 +10,7 @@ attaches the lake.
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import duckdb
@@ -128,7 +129,8 @@ def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
             cursor.execute(statement)
         cursor.execute("COMMIT")
     except BaseException:
-        cursor.execute("ROLLBACK")
+        with contextlib.suppress(duckdb.Error):
+            cursor.execute("ROLLBACK")
         raise
     finally:
         cursor.close()

@@ -20,6 +20,7 @@ from platforms.base import ChangePage
 from quarry.settings import Settings
 from registry.accounts import create_account, create_store
 from registry.db import Registry
+from tests.destinations.servers import use_servers
 from warehouse.lake import Lake
 from warehouse.reader import WarehouseReader
 from warehouse.schemas import TABLES
@@ -164,3 +165,8 @@ def reader(quarry_env: Settings, registry: Registry) -> Iterator[WarehouseReader
     warehouse_reader = WarehouseReader(quarry_env, registry)
     yield warehouse_reader
     warehouse_reader.close()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # moto's S3 server (tests/destinations/servers.py) for a lake whose data is in S3.
+    use_servers(config)
