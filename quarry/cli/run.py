@@ -54,6 +54,9 @@ def _sync_and_report(
 ) -> bool:
     """Run the syncs, print a line per run; True when every run succeeded."""
     from pipelines.runner import step_asset, sync_stores
+    from warehouse.lake import refuse_delta_home
+
+    refuse_delta_home(settings)
 
     ok = True
     for outcome in sync_stores(settings, registry, store_ids, full=full):
@@ -85,9 +88,12 @@ def serve(app: AppContext, host: str, port: int, workers: int) -> None:
     """Run the API alone under uvicorn."""
     import uvicorn
 
+    from warehouse.lake import refuse_delta_home
+
     app.settings.ensure_home()
-    # An import string, so workers are spawned and import the app themselves: deltalake
-    # must not be used in a forked child.
+    refuse_delta_home(app.settings)
+    # An import string, so workers are spawned and import the app themselves: DuckDB must
+    # not be used in a forked child.
     uvicorn.run("api.main:create_app", factory=True, host=host, port=port, workers=workers)
 
 
@@ -104,7 +110,9 @@ def up(app: AppContext, host: str, port: int, dagster_port: int) -> None:
 def run_services(settings: Settings, *, host: str, port: int, dagster_port: int) -> int:
     """Start the three services and supervise them; returns the exit status."""
     from pipelines.instance import write_instance_config
+    from warehouse.lake import refuse_delta_home
 
+    refuse_delta_home(settings)
     write_instance_config(settings)
     workspace = _workspace(settings)
     env = os.environ | {

@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from quarry.cli.main import cli
 from quarry.settings import Settings
 from tests.cli.runner import assert_one_line_error, invoke, ok, ok_json
 
@@ -98,3 +100,14 @@ def test_a_failed_command_leaves_earlier_data_alone(quarry_env: Settings) -> Non
     assert_one_line_error(invoke("accounts", "update", "acc_other", "--api-enabled", "false"))
     assert [a["account_id"] for a in ok_json("accounts", "list")] == [account_id]
     assert ok_json("keys", "list") == []
+
+
+@pytest.mark.parametrize("command", [("sync",), ("serve", "--port", "1")], ids=" ".join)
+def test_a_home_with_a_delta_warehouse_is_one_line_saying_how_to_rebuild(
+    quarry_env: Settings, command: tuple[str, ...]
+) -> None:
+    # What an earlier Quarry left: one Delta table per warehouse table.
+    (quarry_env.warehouse_dir / "orders" / "_delta_log").mkdir(parents=True)
+    result = CliRunner().invoke(cli, list(command), catch_exceptions=True)
+    line = assert_one_line_error(result, "Delta Lake", "quarry sync --full")
+    assert str(quarry_env.warehouse_dir) in line
