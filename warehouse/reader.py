@@ -5,11 +5,12 @@ A `Snapshot` names, per store, the lake version published for it (warehouse.snap
 Each snapshot gets a schema of views, cached by the snapshot's key, each view created
 when a cursor first asks for its table: a store's rows at its version, `lake.<table> AT
 (VERSION => n)`, one scan per distinct version; exchange_rates, which is global, at the
-newest version among the stores. `connect` hands out a cursor whose search_path is that
-schema, so queries use plain table names (`orders`, `sales`, ...). search_path is per
-cursor, so threads reading different snapshots never see each other's. A snapshot never
-changes, so a query run twice on one snapshot gives the same answer however many syncs
-committed meanwhile.
+newest version among the stores. scan_versions reads a store at a newer version than its
+own when nothing of it changed in between, so most reads scan one version. `connect`
+hands out a cursor whose search_path is that schema, so queries use plain table names
+(`orders`, `sales`, ...); search_path is per cursor, so threads reading different
+snapshots never see each other's. A snapshot never changes, so a query run twice on one
+snapshot gives the same answer however many syncs committed meanwhile.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ import duckdb
 
 from quarry.settings import Settings
 from registry.db import Registry
+from warehouse.lake import LAKE, quiet_cursor
 from warehouse.lake import connect as connect_lake
-from warehouse.lake import quiet_cursor
 from warehouse.schemas import TABLES, TableSpec
 from warehouse.snapshots import latest_snapshots, pin, release
 from warehouse.tables import (
@@ -48,8 +49,9 @@ PIN_TTL = timedelta(hours=24)
 
 @dataclass(frozen=True)
 class Snapshot:
-    """What a read sees: per store, the lake version of all its tables. Global tables are
-    read at the newest of them. `key` changes exactly when any of them does."""
+    """What a read sees: per store, the lake version of all its tables. Global tables
+    (exchange_rates) are read at the newest of them: the newest rates consistent with some
+    store's published sync. `key` changes exactly when any of them does."""
 
     store_ids: tuple[str, ...]
     versions: Mapping[str, int] = field(hash=False)
@@ -65,25 +67,44 @@ class Snapshot:
         key = hashlib.sha256(payload.encode()).hexdigest()[:32]
         return cls(stores, versions, key)
 
-    @property
-    def global_version(self) -> int | None:
-        """The version global tables (exchange_rates) are read at; None reads them empty."""
-        return max(self.versions.values(), default=None)
+
+def scan_versions(cursor: duckdb.DuckDBPyConnection, snapshot: Snapshot) -> dict[str, int]:
+    """The version to read each store of `snapshot` at: its published one, moved up to the
+    snapshot's newest when no commit of that store came in between (the same rows, and
+    one scan of the table for all such stores instead of one per version).
+
+    Every write of a store's rows names the store as its commit's author (warehouse.writer),
+    and snapshot ids are consecutive: a gap means an expired snapshot whose author is
+    unknown, and the store keeps its own version."""
+    versions = dict(snapshot.versions)
+    if len(set(versions.values())) <= 1:
+        return versions
+    newest, oldest = max(versions.values()), min(versions.values())
+    commits = dict(
+        cursor.execute(
+            f"SELECT snapshot_id, author FROM {LAKE}.snapshots() "
+            "WHERE snapshot_id > ? AND snapshot_id <= ?",
+            [oldest, newest],
+        ).fetchall()
+    )
+    for store, version in versions.items():
+        between = range(version + 1, newest + 1)
+        if all(v in commits and commits[v] != store for v in between):
+            versions[store] = newest
+    return versions
 
 
-def table_sql(table: TableSpec, snapshot: Snapshot) -> str:
-    """SELECT of `table`'s rows as `snapshot` sees them, in schema order."""
+def table_sql(table: TableSpec, versions: Mapping[str, int]) -> str:
+    """SELECT of `table`'s rows with each store of `versions` at its version, in schema
+    order; a global table at the newest of them (empty when there is none)."""
     name = qualified(table.name)
-    if not table.partitioned:
-        version = snapshot.global_version
-        if version is None:
-            return f"SELECT * FROM {name} WHERE false"
-        return f"SELECT * FROM {name} AT (VERSION => {version})"
-    by_version: dict[int, list[str]] = {}
-    for store, version in snapshot.versions.items():
-        by_version.setdefault(version, []).append(store_literal(store))
-    if not by_version:
+    if not versions:
         return f"SELECT * FROM {name} WHERE false"
+    if not table.partitioned:
+        return f"SELECT * FROM {name} AT (VERSION => {max(versions.values())})"
+    by_version: dict[int, list[str]] = {}
+    for store, version in sorted(versions.items()):
+        by_version.setdefault(version, []).append(store_literal(store))
     column = quote_identifier(STORE_COLUMN)
     return " UNION ALL ".join(
         f"SELECT * FROM {name} AT (VERSION => {version}) WHERE {column} IN ({', '.join(stores)})"
@@ -94,6 +115,7 @@ def table_sql(table: TableSpec, snapshot: Snapshot) -> str:
 @dataclass
 class _Views:
     schema: str
+    versions: dict[str, int]  # what each store is read at (scan_versions)
     tables: set[str] = field(default_factory=set)  # the views created so far
     users: int = 0
 
@@ -163,9 +185,14 @@ class WarehouseReader:
         with self._lock:
             views = self._views.get(snapshot.key)
             if views is None:
-                views = _Views(schema=f"snapshot_{snapshot.key}")
+                cursor = self._db.cursor()
+                try:
+                    versions = scan_versions(cursor, snapshot)
+                finally:
+                    cursor.close()
+                views = _Views(schema=f"snapshot_{snapshot.key}", versions=versions)
                 self._views[snapshot.key] = views
-            missing = [(n, table_sql(TABLES[n], snapshot)) for n in tables - views.tables]
+            missing = [(n, table_sql(TABLES[n], views.versions)) for n in tables - views.tables]
             if missing:
                 self._create(views.schema, missing)
                 views.tables.update(name for name, _ in missing)

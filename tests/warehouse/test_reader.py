@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import threading
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 
 from quarry.settings import Settings
 from registry.db import Registry
 from tests.warehouse.conftest import fetch_dicts, orders_page, publish, rows_table
 from warehouse.lake import Lake
-from warehouse.reader import WarehouseReader
+from warehouse.maintenance import maintain
+from warehouse.reader import WarehouseReader, scan_versions
 from warehouse.schemas import TABLES
 from warehouse.snapshots import record_snapshot
 from warehouse.tables import duckdb_type
@@ -189,3 +190,38 @@ def test_a_cursor_asking_for_some_tables_gets_their_views_and_later_the_rest(
             "SELECT count(*) FROM duckdb_views() WHERE schema_name = current_schema()"
         ).fetchall()
         assert views == [(len(TABLES),)]
+
+
+def test_stores_unchanged_since_their_version_are_read_at_the_newest(
+    lake: Lake, registry: Registry, reader: WarehouseReader
+) -> None:
+    _sync(lake, registry, "st_a", [1, 2], full=True)
+    _sync(lake, registry, "st_b", [1, 2, 3], full=True)
+    snapshot = reader.snapshot(["st_a", "st_b"])
+    assert snapshot.versions["st_a"] < snapshot.versions["st_b"]
+
+    cursor = lake.cursor()
+    assert scan_versions(cursor, snapshot) == dict.fromkeys(["st_a", "st_b"], lake.version())
+    cursor.close()
+    assert _counts(reader, ["st_a", "st_b"]) == {"orders": 5, "order_lines": 10}
+
+
+def test_a_store_with_unpublished_commits_keeps_its_version_even_once_they_expire(
+    lake: Lake, registry: Registry, reader: WarehouseReader
+) -> None:
+    _sync(lake, registry, "st_a", [1, 2], full=True)
+    # A sync of st_a that failed before publishing, then st_b's published sync.
+    StoreWriter(lake, "st_a").apply(orders_page("st_a", [7], version=1), full=False, first=False)
+    _sync(lake, registry, "st_b", [1], full=True)
+    # The failed sync's snapshot is in use by nobody: maintenance expires it.
+    maintain(lake, registry, retention=timedelta(0))
+
+    snapshot = reader.snapshot(["st_a", "st_b"])
+    cursor = lake.cursor()
+    assert scan_versions(cursor, snapshot)["st_a"] == snapshot.versions["st_a"]
+    cursor.close()
+    with reader.connect(snapshot) as cursor:
+        assert fetch_dicts(cursor, "SELECT id FROM orders WHERE store_id = 'st_a'") == [
+            {"id": "st_a-o1"},
+            {"id": "st_a-o2"},
+        ]
