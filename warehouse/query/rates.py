@@ -2,9 +2,10 @@
 
 A money query needs, for every currency in scope and every day of its windows, the rate
 of that day or the latest earlier one. Asked of DuckDB each time, that lookup cost a money
-query 15-20 ms however small its result. The rates a snapshot reads are immutable Delta
-files, so each currency's history is read once per set of files (the view's definition
-names them) and every lookup after that is a bisection in Python.
+query 15-20 ms however small its result. The rates a snapshot reads are one lake version
+of exchange_rates, which never changes, so each currency's history is read once per
+version (the view's definition names it) and every lookup after that is a bisection in
+Python.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from decimal import Decimal
 
 import duckdb
 
-# (rate files, currency) -> (dates ascending, rate of each date); a currency's history
+# (rates version, currency) -> (dates ascending, rate of each date); a currency's history
 # is a few thousand entries, and an entry is dropped once 256 newer ones were read.
 History = tuple[list[date], list[Decimal]]
 _MAX_HISTORIES = 256
@@ -27,8 +28,8 @@ _lock = threading.Lock()
 
 
 def _source(cursor: duckdb.DuckDBPyConnection) -> str | None:
-    """What exchange_rates reads in this cursor's snapshot (the view's SELECT, which lists
-    its files), or None when it is not a view of this reader's (then nothing is kept)."""
+    """What exchange_rates reads in this cursor's snapshot (the view's SELECT, which names
+    its lake version), or None when it is not a view of this reader's (then nothing is kept)."""
     rows = cursor.execute(
         "SELECT sql FROM duckdb_views() "
         "WHERE view_name = 'exchange_rates' AND schema_name = current_schema()"
