@@ -27,13 +27,14 @@ rather than at every query.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from zoneinfo import ZoneInfo
 
 import duckdb
 import pyarrow as pa
 
 from warehouse.lake import Lake
 from warehouse.schemas import SALES, SOURCE_DATASETS
-from warehouse.tables import clustering_key, qualified, store_predicate
+from warehouse.tables import clustering_key, qualified, quote_literal, store_predicate
 
 ORDER_TABLES = SOURCE_DATASETS["orders"]  # orders, order_lines, refunds, refund_lines
 
@@ -174,8 +175,8 @@ events AS (
 )
 SELECT * FROM (SELECT
     e.id, o.store_id, e.order_id, o.order_name, e.event_type, e.line_type, e.happened_at,
-    timezone($store_timezone, e.happened_at) AS happened_at_store,
-    timezone($account_timezone, e.happened_at) AS happened_at_account,
+    timezone(:store_zone:, e.happened_at) AS happened_at_store,
+    timezone(:account_zone:, e.happened_at) AS happened_at_account,
     o.currency, o.customer_id, e.product_id, e.product_title, e.product_type,
     e.product_vendor, e.product_variant_title, e.product_variant_sku, o.sales_channel,
     o.billing_country, o.billing_region, o.billing_city,
@@ -204,9 +205,14 @@ def sales_events(
 ) -> pa.Table:
     """The sale events of the orders visible in `con` as `orders`, `order_lines`, `refunds`
     and `refund_lines` (tables or views in those tables' schemas), in SALES's schema."""
-    zones = {"store_timezone": store_timezone, "account_timezone": account_timezone}
-    result = con.sql(SALES_SQL, params=zones).to_arrow_table()
-    return result.cast(SALES.schema)
+    # The zones are literals, not bound parameters: with a parameter, DuckDB 1.5 looks the
+    # zone up for every row, which cost 5 s of a 360,000-event store (0.5 s as literals).
+    for zone in (store_timezone, account_timezone):
+        ZoneInfo(zone)  # an unknown zone fails here, before any SQL
+    sql = SALES_SQL.replace(":store_zone:", quote_literal(store_timezone)).replace(
+        ":account_zone:", quote_literal(account_timezone)
+    )
+    return con.sql(sql).to_arrow_table().cast(SALES.schema)
 
 
 def sales_from_tables(
