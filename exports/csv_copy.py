@@ -5,16 +5,16 @@ than reading and sorting the rows: a large CSV export spent most of its time mov
 batches out of DuckDB to format them. Here DuckDB formats every value in SQL and writes
 the file itself, streaming and in parallel, producing exactly the bytes of `CsvWriter`:
 
-- DuckDB's CSV writer quotes a field holding the delimiter, a quote, CR or LF and doubles
-  quotes, as `csv.writer` with QUOTE_MINIMAL does (and, unless COMMENT is set empty, a
-  field holding `#`, its default comment character); it writes NULL as an empty field and the
-  empty string as `""`. So every empty text becomes NULL, except in a one-column file,
-  where `csv.writer` itself writes `""` for an empty field (so the record is not a blank
-  line).
+- Fields are quoted in SQL (`_quoted`), as `csv.writer` with QUOTE_MINIMAL does: a field
+  holding the delimiter, a quote, CR or LF is quoted, with its quotes doubled. DuckDB's own
+  quoting is off (QUOTE ''): DuckDB 1.5 also quotes every field holding `#`, whatever its
+  COMMENT option says. NULL is written as an empty field, so every empty text becomes
+  NULL, except in a one-column file, where `csv.writer` writes `""` for an empty field
+  (so the record is not a blank line).
 - The header (with the BOM) is the COPY's PREFIX, written by `CsvWriter.header`; the last
   record's line end is its SUFFIX (COPY separates records and leaves the last open).
 
-A column this module cannot format exactly (floats, nanosecond timestamps, a date format
+A column this module cannot format exactly (floats, a date format
 with directives beyond csv_arrow's locale-free set, a year outside 1000..9999) makes
 `copy_csv` answer None, and the caller writes through CsvWriter; so does a DuckDB memory
 limit under COPY_MIN_MEMORY_MIB: COPY's ordered CSV writer needs a few hundred MB whatever
@@ -91,6 +91,18 @@ def _text(expr: str) -> str:
         f"WHEN ascii({expr}) IN ({_TRIGGERS}) THEN "
         f"CASE WHEN regexp_full_match({expr}, '[+-]?[0-9]+(?:\\.[0-9]+)?') THEN {expr} "
         f"ELSE '''' || {expr} END ELSE {expr} END"
+    )
+
+
+def _quoted(field: str, delimiter: str) -> str:
+    """The CSV field of the text `field` (an SQL expression; NULL stays NULL), quoted as
+    csv.writer's QUOTE_MINIMAL quotes it."""
+    special = " OR ".join(
+        f"contains({field}, {quote_literal(c)})" for c in dict.fromkeys((delimiter, "\r", "\n"))
+    )
+    return (
+        f"CASE WHEN contains({field}, '\"') THEN '\"' || replace({field}, '\"', '\"\"') || '\"' "
+        f"WHEN {special} THEN '\"' || {field} || '\"' ELSE {field} END"
     )
 
 
@@ -250,12 +262,18 @@ def copy_csv(
         # (an empty date format makes every timestamp '').
         fields = [t if type_name == "VARCHAR" else f"nullif({t}, '')"
                   for t, type_name in zip(texts, types, strict=True)]  # fmt: skip
+    # Formatted in an inner query, so each field's text is computed once and then quoted.
+    names = [f"f{i}" for i in range(len(fields))]
+    quoted = [_quoted(name, options.delimiter) for name in names]
+    if len(quoted) == 1:
+        quoted = [f"CASE WHEN f0 = '' THEN '\"\"' ELSE {quoted[0]} END"]
+    formatted = source.select([f"{f} AS {n}" for f, n in zip(fields, names, strict=True)])
+    select = f"SELECT {', '.join(quoted)} FROM ({formatted})"
     header = _header(titles, options)
-    select = source.select(fields)
     copy = (
         f"COPY ({select}) TO {quote_literal(str(path))} (FORMAT csv, HEADER false, "
-        f"DELIMITER {quote_literal(options.delimiter)}, QUOTE '\"', ESCAPE '\"', "
-        f"NEW_LINE '\\r\\n', COMMENT '', PREFIX {quote_literal(header)}, "
+        f"DELIMITER {quote_literal(options.delimiter)}, QUOTE '', "
+        f"NEW_LINE '\\r\\n', PREFIX {quote_literal(header)}, "
         f"SUFFIX {quote_literal(RECORD_END)})"
     )
     try:

@@ -20,6 +20,7 @@ from decimal import Decimal, InvalidOperation
 import pyarrow as pa
 
 from quarry.errors import InvalidRequest
+from warehouse.query.sql import pushdown_safe
 
 NULL = object()  # the bare word `null`: a missing value, not the string "null"
 _INT64_MAX = 2**63 - 1
@@ -177,6 +178,6 @@ def equality(column: str, kind: pa.DataType, raw_values: list[str], parameter: s
             raise invalid(parameter, "this field cannot be filtered on")
     if strings:
         marks = ", ".join(["?"] * len(strings))
-        parts.append(Condition(f"{column} IN ({marks})", tuple(strings)))
+        parts.append(Condition(f"{pushdown_safe(column, *strings)} IN ({marks})", tuple(strings)))
     sql = " OR ".join(part.sql for part in parts)
     return Condition(f"({sql})", tuple(value for part in parts for value in part.params))

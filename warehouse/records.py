@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from quarry.errors import NotFound
 from warehouse.catalog import Dataset, Field, dataset
+from warehouse.query.sql import pushdown_safe
 from warehouse.record_filters import Condition, equality, invalid, parse_instant
 from warehouse.schemas import TABLES
 
@@ -199,9 +200,10 @@ def get_record(
     if not store_ids:
         raise missing
     where = _store_condition(store_ids)
+    id_column = pushdown_safe('"id"', record_id)
     sql = (
         f'SELECT {json_object_sql(ds, fields)} FROM "{ds.table}" '
-        f'WHERE "id" = ? AND {where.sql} LIMIT 1'
+        f"WHERE {id_column} = ? AND {where.sql} LIMIT 1"
     )
     row = cursor.execute(sql, [record_id, *where.params]).fetchone()
     if row is None:

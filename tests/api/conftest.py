@@ -84,6 +84,7 @@ def api_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 def world(api_settings: Settings) -> Iterator[World]:
     built = build_world(api_settings)
     yield built
+    built.lake.close()
     built.registry.dispose()
 
 

@@ -19,7 +19,6 @@ from registry.keys import create_key
 from tests.api.world import World
 from warehouse.schemas import EXCHANGE_RATES, SALES
 from warehouse.snapshots import record_snapshot
-from warehouse.tables import current_versions
 from warehouse.writer import StoreWriter, upsert_rows
 
 
@@ -114,27 +113,22 @@ def sale(
     return row
 
 
-def write_rates(world: World, rates: list[tuple[date, str, str]]) -> int:
-    """Upserts (day, currency, units per USD) into exchange_rates; returns its version."""
+def write_rates(world: World, rates: list[tuple[date, str, str]]) -> None:
+    """Upserts (day, currency, units per USD) into exchange_rates: stores published after
+    this read them (exchange_rates is global)."""
     rows = [{"date": d, "base": "USD", "currency": c, "rate": Decimal(r)} for d, c, r in rates]
-    upsert_rows(world.settings, "exchange_rates", pa.Table.from_pylist(rows, EXCHANGE_RATES.schema))
-    return current_versions(world.settings, ["exchange_rates"])["exchange_rates"]
+    upsert_rows(world.lake, "exchange_rates", pa.Table.from_pylist(rows, EXCHANGE_RATES.schema))
 
 
 def write_sales(
     world: World,
     store_id: str,
     rows: list[dict[str, Any]] | pa.Table,
-    rates_version: int | None = None,
     *,
     full: bool = False,
 ) -> None:
     """A sales page of `rows` (replacing the sales of their orders, or with `full` every
-    sale of the store), then the store's new snapshot, reading exchange_rates at
-    `rates_version` when given."""
+    sale of the store), then the store's new snapshot (with every rate written so far)."""
     table = rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(rows, SALES.schema)
-    StoreWriter(world.settings, store_id).apply(ChangePage({"sales": table}), full=full, first=full)
-    versions = current_versions(world.settings, ["sales"])
-    if rates_version is not None:
-        versions["exchange_rates"] = rates_version
-    record_snapshot(world.registry, store_id, versions)
+    StoreWriter(world.lake, store_id).apply(ChangePage({"sales": table}), full=full, first=full)
+    record_snapshot(world.registry, store_id, world.lake.version())

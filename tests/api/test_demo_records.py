@@ -27,9 +27,9 @@ from registry.db import Registry
 from registry.keys import create_key
 from tests.api.conftest import Client, isolated_env
 from warehouse.catalog import RECORD_DATASETS, dataset
+from warehouse.lake import Lake
 from warehouse.schemas import SOURCE_DATASETS
 from warehouse.snapshots import record_snapshot
-from warehouse.tables import current_versions
 from warehouse.writer import StoreWriter
 
 
@@ -50,15 +50,15 @@ def demo(tmp_path_factory: pytest.TempPathFactory, portal: BlockingPortal) -> It
         settings, registry, orders=900, stores=3, seed=3, anchor=date(2024, 6, 1)
     )
     stores = demo_stores(settings, account_id)
+    lake = Lake(settings)
     for store in stores:
         connector = DemoConnector(settings, account_id, store.id)
-        writer = StoreWriter(settings, store.id)
-        written: list[str] = []
-        for name, tables in SOURCE_DATASETS.items():
+        writer = StoreWriter(lake, store.id)
+        for name in SOURCE_DATASETS:
             for number, page in enumerate(connector.changes(name, None)):
                 writer.apply(page, full=True, first=number == 0)
-            written += tables
-        record_snapshot(registry, store.id, current_versions(settings, written))
+        record_snapshot(registry, store.id, lake.version())
+    lake.close()
     with registry.session() as session:
         key = create_key(session, account_id=account_id, scopes=["read_data"]).secret
     app = create_app(settings)

@@ -74,24 +74,20 @@ def q(world: World) -> QueryAccount:
             "exports": (["exports"], None),
         },
     )
-    rates = write_rates(
-        world, [(date(2024, 3, 5), "EUR", "0.92"), (date(2024, 3, 4), "JPY", "150")]
-    )
+    write_rates(world, [(date(2024, 3, 5), "EUR", "0.92"), (date(2024, 3, 4), "JPY", "150")])
     us = [
         sale(account, "st_q_us", "o1", "2024-03-05T15:00:00Z", "100.10"),
         sale(account, "st_q_us", "o2", "2024-03-06T15:00:00Z", "0.20", product_title="Tee"),
         sale(account, "st_q_us", "o5", "2024-03-20T15:00:00Z", BIG, product_title="Tee"),
     ]
-    write_sales(world, "st_q_us", us, rates)
-    write_sales(
-        world, "st_q_eu", [sale(account, "st_q_eu", "o3", "2024-03-05T10:00:00Z", "50")], rates
-    )
+    write_sales(world, "st_q_us", us)
+    write_sales(world, "st_q_eu", [sale(account, "st_q_eu", "o3", "2024-03-05T10:00:00Z", "50")])
     jp = [
         sale(
             account, "st_q_jp", "o4", "2024-03-06T03:00:00Z", "1000", product_title=HOSTILE_PRODUCT
         )
     ]
-    write_sales(world, "st_q_jp", jp, rates)
+    write_sales(world, "st_q_jp", jp)
     return account
 
 

@@ -216,8 +216,8 @@ def test_a_renamed_store_changes_the_answer(
 
 
 def test_rates_are_part_of_the_snapshot(make_client: Any, world: World) -> None:
-    """exchange_rates is global: a store's snapshot names the version it reads, so new
-    rates reach answers (and leave the cache) with the next recorded snapshot."""
+    """exchange_rates is global: it is read at the stores' published snapshot, so new rates
+    reach answers (and leave the cache) with the next published snapshot."""
     account = add_account(
         world,
         "Cache FX",
@@ -227,8 +227,10 @@ def test_rates_are_part_of_the_snapshot(make_client: Any, world: World) -> None:
         {"all": (["read_data"], None)},
     )
     rows = [sale(account, "st_qc_eu", "e1", "2024-02-01T12:00:00Z", "10.00")]
-    write_sales(world, "st_qc_eu", rows, write_rates(world, [(date(2024, 2, 1), "EUR", "0.5")]))
+    write_rates(world, [(date(2024, 2, 1), "EUR", "0.5")])
+    write_sales(world, "st_qc_eu", rows)
     client = make_client()
     assert total(client, account) == [{"store": "Euro", "total_sales": Decimal("20.00")}]
-    write_sales(world, "st_qc_eu", rows, write_rates(world, [(date(2024, 2, 1), "EUR", "0.8")]))
+    write_rates(world, [(date(2024, 2, 1), "EUR", "0.8")])
+    write_sales(world, "st_qc_eu", rows)
     assert total(client, account) == [{"store": "Euro", "total_sales": Decimal("12.50")}]

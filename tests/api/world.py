@@ -17,9 +17,9 @@ from quarry.settings import Settings
 from registry.accounts import create_account, create_store, get_store
 from registry.db import Registry
 from registry.keys import create_key, revoke_key
-from warehouse.schemas import SOURCE_DATASETS, TABLES
+from warehouse.lake import Lake
+from warehouse.schemas import TABLES
 from warehouse.snapshots import record_snapshot
-from warehouse.tables import current_versions
 from warehouse.writer import StoreWriter
 
 HOSTILE_TEXTS: tuple[str, ...] = tuple(v.text for v in HOSTILE_VALUES + LONG_VALUES)
@@ -35,6 +35,7 @@ def ts(text: str) -> datetime:
 class World:
     settings: Settings
     registry: Registry
+    lake: Lake
     accounts: dict[str, str] = field(default_factory=dict)
     keys: dict[str, str] = field(default_factory=dict)
     key_ids: dict[str, str] = field(default_factory=dict)
@@ -164,23 +165,21 @@ _BUILDERS = {
 
 
 def _write_store(world: World, store: str, currency: str) -> None:
-    writer = StoreWriter(world.settings, store)
-    written: list[str] = []
+    writer = StoreWriter(world.lake, store)
     world.rows[store] = {}
     for dataset, build in _BUILDERS.items():
         rows = build(store, currency)
         table = pa.Table.from_pylist(rows, schema=TABLES[dataset].schema)
         writer.apply(ChangePage({dataset: table}), full=True, first=True)
         world.rows[store][dataset] = table.to_pylist()
-        written += SOURCE_DATASETS[dataset]
-    record_snapshot(world.registry, store, current_versions(world.settings, written))
+    record_snapshot(world.registry, store, world.lake.version())
 
 
 def build_world(settings: Settings) -> World:
     """Accounts a (API plan, stores st_a1..st_a3, st_a3 hostile), b (st_b1), c (no API
     plan, st_c1), keys named by who and what they may do, and every store's records."""
     registry = Registry(settings)
-    world = World(settings, registry)
+    world = World(settings, registry, Lake(settings))
     with registry.session() as session:
         for name, currency, zone, enabled in (
             ("a", "USD", "America/New_York", True),

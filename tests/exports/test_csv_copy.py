@@ -112,11 +112,6 @@ def test_python_only_types_are_declined(name: str, tmp_path: Path) -> None:
     assert _copy(_connection(table), ["text", name], FormatOptions(), tmp_path / "o.csv") is None
 
 
-def test_nanosecond_timestamps_are_declined(tmp_path: Path) -> None:
-    table = pa.table({"at": pa.array([1_700_000_000_123_456_000], pa.timestamp("ns", tz="UTC"))})
-    assert _copy(_connection(table), ["at"], FormatOptions(), tmp_path / "o.csv") is None
-
-
 def test_years_outside_four_digits_are_declined(tmp_path: Path) -> None:
     # The C library does not pad %Y below 1000: the COPY stops and the caller falls back.
     table = pa.table(

@@ -8,21 +8,29 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 
 from pipelines.resources import QuarryResource
 from platforms.base import ChangePage, Connector
 from platforms.demo.connector import DemoConnector
 from quarry.settings import Settings
 from registry.models import Store
+from warehouse.lake import Lake
 from warehouse.schemas import TABLES
-from warehouse.tables import STORE_COLUMN, open_table
+from warehouse.tables import qualified, store_predicate
 
 
 def warehouse_rows(settings: Settings, table: str, store_id: str) -> pa.Table:
-    """The store's rows of `table` at its latest version, sorted by primary key."""
-    dataset = open_table(settings, table).to_pyarrow_dataset()
-    return sort_rows(table, dataset.to_table(filter=ds.field(STORE_COLUMN) == store_id))
+    """The store's rows of `table` in the lake's newest snapshot, sorted by primary key."""
+    lake = Lake(settings)
+    try:
+        cursor = lake.cursor()
+        rows = cursor.execute(
+            f"SELECT * FROM {qualified(table)} WHERE {store_predicate(store_id)}"
+        ).to_arrow_table()
+        cursor.close()
+    finally:
+        lake.close()
+    return sort_rows(table, rows)
 
 
 def sort_rows(table: str, rows: pa.Table) -> pa.Table:
@@ -31,8 +39,13 @@ def sort_rows(table: str, rows: pa.Table) -> pa.Table:
     return rows.select(spec.schema.names).cast(spec.schema).sort_by(keys).combine_chunks()
 
 
-def table_versions(settings: Settings) -> dict[str, int]:
-    return {name: open_table(settings, name).version() for name in TABLES}
+def lake_version(settings: Settings) -> int:
+    """The lake's newest snapshot id."""
+    lake = Lake(settings)
+    try:
+        return lake.version()
+    finally:
+        lake.close()
 
 
 class PlatformDown(RuntimeError):

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import pytest
 from dagster import AssetCheckEvaluation, DagsterEventType, DagsterInstance
-from deltalake import write_deltalake
 
 from pipelines.runner import sync_stores
 from quarry.settings import Settings
 from registry.db import Registry
 from tests.pipelines.helpers import warehouse_rows
+from warehouse.lake import Lake
 from warehouse.snapshots import latest_snapshots
-from warehouse.tables import table_path
 
 pytestmark = pytest.mark.slow
 
@@ -51,7 +50,13 @@ def test_checks_pass_then_catch_a_duplicated_id(
     with registry.session() as session:
         before = latest_snapshots(session, [store_id])
     orders = warehouse_rows(settings, "orders", store_id)
-    write_deltalake(str(table_path(settings, "orders")), orders.slice(0, 1), mode="append")
+    # A duplicate written behind the writer's back, as a broken tool would.
+    lake = Lake(settings)
+    cursor = lake.cursor()
+    cursor.register("duplicate", orders.slice(0, 1))
+    cursor.execute("INSERT INTO lake.orders SELECT * FROM duplicate")
+    cursor.close()
+    lake.close()
 
     [bad] = sync_stores(settings, registry, [store_id])
     assert not bad.success and bad.failed_step == "check_orders"

@@ -23,7 +23,7 @@ from warehouse.query.plan import (
     RNot,
     RNull,
 )
-from warehouse.query.sql import Sql
+from warehouse.query.sql import Sql, pushdown_safe
 
 # A column of the readable stores relation (aliased s) in generated SQL; user values are
 # bound parameters, never in the text.
@@ -68,16 +68,17 @@ def where_sql(cond: RCond) -> Sql:
     if isinstance(cond, RNot):
         return "(NOT " + where_sql(cond.item) + ")"
     if isinstance(cond, RCompare):
-        body = Sql(f"{cond.sql} {cond.op} ") + Sql.param(cond.value)
+        body = Sql(f"{pushdown_safe(cond.sql, cond.value)} {cond.op} ") + Sql.param(cond.value)
         # As in ShopifyQL, excluding a value keeps the rows where the field is null.
         return ("(" + body + f" OR {cond.sql} IS NULL)") if cond.op == "!=" else body
     if isinstance(cond, RIn):
         if not cond.values:
             return Sql("TRUE" if cond.negated else "FALSE")
         inner = Sql.join(", ", [Sql.param(v) for v in cond.values])
+        column = pushdown_safe(cond.sql, *cond.values)
         if cond.negated:
-            return Sql(f"({cond.sql} NOT IN (") + inner + f") OR {cond.sql} IS NULL)"
-        return Sql(f"{cond.sql} IN (") + inner + ")"
+            return Sql(f"({column} NOT IN (") + inner + f") OR {cond.sql} IS NULL)"
+        return Sql(f"{column} IN (") + inner + ")"
     if isinstance(cond, RBetween):
         # Half-open for instants from dates; inclusive for plain values, as in SQL.
         from datetime import datetime
@@ -86,7 +87,8 @@ def where_sql(cond: RCond) -> Sql:
             body = Sql(f"({cond.sql} >= ") + Sql.param(cond.low) + f" AND {cond.sql} < "
             body = body + Sql.param(cond.high) + ")"
         else:
-            body = Sql(f"({cond.sql} BETWEEN ") + Sql.param(cond.low) + " AND "
+            column = pushdown_safe(cond.sql, cond.low, cond.high)
+            body = Sql(f"({column} BETWEEN ") + Sql.param(cond.low) + " AND "
             body = body + Sql.param(cond.high) + ")"
         return ("(NOT " + body + ")") if cond.negated else body
     if isinstance(cond, RMatch):

@@ -30,3 +30,14 @@ class Sql:
         for k, part in enumerate(parts):
             out = (out + sep + part) if k else (out + part)
         return out
+
+
+def pushdown_safe(column_sql: str, *values: object) -> str:
+    """`column_sql` as the side of a comparison with `values`: an expression of it that
+    DuckDB does not push into DuckLake's file pruning when a value is text holding a NUL
+    byte. DuckLake 1.5.5 writes such a constant into its catalog query unescaped, and the
+    query fails ("Failed to get data file list from DuckLake: syntax error"); other values
+    keep the pruning."""
+    if any(isinstance(v, str) and "\x00" in v for v in values):
+        return f"({column_sql} || '')"
+    return column_sql
