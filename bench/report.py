@@ -27,7 +27,7 @@ def machine() -> dict[str, Any]:
         "os": platform.platform(),
         "python": sys.version.split()[0],
         "duckdb": _version("duckdb"),
-        "deltalake": _version("deltalake"),
+        "ducklake": _version("duckdb-extension-ducklake"),
         "dagster": _version("dagster"),
         "uvicorn": _version("uvicorn"),
         "load_average": list(os.getloadavg()),
@@ -101,7 +101,7 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         f"Run {results['generated_at']}. Machine: {m['cpu']}, {m['cores']} cores, "
         f"{m['memory_gb']} GB; {m['os']}; Python {m['python']}, DuckDB {m['duckdb']}, "
-        f"deltalake {m['deltalake']}, Dagster {m['dagster']}, uvicorn {m['uvicorn']}.",
+        f"DuckLake extension {m['ducklake']}, Dagster {m['dagster']}, uvicorn {m['uvicorn']}.",
         f"Load average (1/5/15 min) at start {_load(m['load_average'])}, at end "
         f"{_load(m['load_average_at_end'])}: other work on the machine adds noise.",
         "",

@@ -3,8 +3,8 @@ orders whose merge is held against the full sync's merge.
 
 Both run exactly as `quarry sync` does (pipelines.runner.sync_stores: Dagster runs in this
 process, one per store). A run's time splits, from its event log, into its write steps
-(`sync_<dataset>` and `sales`: reading the platform's changes and writing Delta, compaction
-included), its asset checks, the snapshot step, and the rest: Dagster's own per-run cost,
+(`sync_<dataset>` and `sales`: reading the platform's changes and writing them to the
+lake), its asset checks, the snapshot step, and the rest: Dagster's own per-run cost,
 shown apart next to a run of a job that does nothing. Generating the demo data is not part
 of any figure (the dataset is seeded before, and `quarry demo advance` runs untimed).
 """
