@@ -125,6 +125,20 @@ def test_total_sales_is_exact_across_currencies(client: Client, q: QueryAccount)
     assert '"rows":[{"total_sales":161.31}]' in response.text  # a number, cents kept
 
 
+@pytest.mark.parametrize("condition", ["= 'a\x00b'", "IN ('Tee', 'a\x00b')", "!= 'a\x00b'"])
+def test_text_with_a_nul_byte_is_compared_like_any_other(
+    client: Client, q: QueryAccount, condition: str
+) -> None:
+    # DuckLake 1.5.5 failed such a constant in its file pruning (a 500).
+    query = f"FROM sales SHOW total_sales WHERE product_title {condition} {MARCH_5_6}"
+    body = answer(client, q.keys["all"], query)
+    tee_or_other = {"= 'a\x00b'": Decimal("0.00"), "IN ('Tee', 'a\x00b')": Decimal("0.20")}
+    if condition in tee_or_other:
+        assert body["rows"] == [{"total_sales": tee_or_other[condition]}]
+    else:
+        assert body["rows"] == [{"total_sales": Decimal("161.31")}]
+
+
 def test_money_beyond_float_precision_keeps_every_digit(client: Client, q: QueryAccount) -> None:
     response = post(
         client, q.keys["all"], {"query": "FROM sales SHOW total_sales DURING 2024-03-20"}
