@@ -11,7 +11,6 @@ transactions deleting from one table conflict and are not resolved by its retrie
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import threading
@@ -28,6 +27,7 @@ from quarry.errors import ConfigurationError
 from quarry.settings import Settings
 from warehouse import extensions
 from warehouse.tables import ensure_tables
+from warehouse.transactions import transaction
 
 LAKE = "lake"
 
@@ -283,18 +283,9 @@ class Lake:
         A transaction that changes nothing makes no snapshot."""
         cursor = self.cursor()
         try:
-            with write_lock(self.settings):
-                cursor.execute("BEGIN")
-                try:
-                    cursor.execute(f"CALL {LAKE}.set_commit_message(?, ?)", [author, message])
-                    yield cursor
-                    cursor.execute("COMMIT")
-                except BaseException:
-                    # A failed COMMIT has ended the transaction already; the error that
-                    # matters is the one being raised.
-                    with contextlib.suppress(duckdb.Error):
-                        cursor.execute("ROLLBACK")
-                    raise
+            with write_lock(self.settings), transaction(cursor):
+                cursor.execute(f"CALL {LAKE}.set_commit_message(?, ?)", [author, message])
+                yield cursor
         finally:
             cursor.close()
 

@@ -10,13 +10,13 @@ attaches the lake.
 
 from __future__ import annotations
 
-import contextlib
 import re
 
 import duckdb
 import pyarrow as pa
 
 from warehouse.schemas import TABLES, TableSpec
+from warehouse.transactions import transaction
 
 STORE_COLUMN = "store_id"
 
@@ -124,14 +124,9 @@ def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
         return
     cursor = con.cursor()
     try:
-        cursor.execute("BEGIN")
-        for statement in statements:
-            cursor.execute(statement)
-        cursor.execute("COMMIT")
-    except BaseException:
-        with contextlib.suppress(duckdb.Error):
-            cursor.execute("ROLLBACK")
-        raise
+        with transaction(cursor):
+            for statement in statements:
+                cursor.execute(statement)
     finally:
         cursor.close()
 

@@ -30,34 +30,30 @@ def _settings(home: str, catalog_url: str | None) -> Settings:
     return Settings(home=Path(home), catalog_url=catalog_url)
 
 
-def incremental(home: str, catalog_url: str | None, store: str, errors: Any) -> None:
+def incremental(lake: Lake, registry: Registry, store: str) -> None:
     """Page k rewrites orders 0..49 of `store` (tag vk, two lines each) and publishes."""
-    settings = _settings(home, catalog_url)
-    lake, registry = Lake(settings), Registry(settings, run_migrations=False)
-    try:
-        for version in range(1, INCREMENTAL_PAGES + 1):
-            page = orders_page(store, range(50), version)
-            StoreWriter(lake, store).apply(page, full=False, first=False)
-            publish(lake, registry, store)
-    except Exception as exc:  # every failure is a finding, reported to the test
-        errors.put(f"{store}: {exc!r}")
-    finally:
-        lake.close()
-        registry.dispose()
+    for version in range(1, INCREMENTAL_PAGES + 1):
+        page = orders_page(store, range(50), version)
+        StoreWriter(lake, store).apply(page, full=False, first=False)
+        publish(lake, registry, store)
 
 
-def resync(home: str, catalog_url: str | None, store: str, errors: Any) -> None:
+def resync(lake: Lake, registry: Registry, store: str) -> None:
     """Full re-syncs of `store`, each in several pages, published once complete."""
+    for run in range(RESYNCS):
+        writer = StoreWriter(lake, store)
+        for index in range(RESYNC_PAGES):
+            numbers = range(index * PAGE_ORDERS, (index + 1) * PAGE_ORDERS)
+            writer.apply(orders_page(store, numbers, run), full=True, first=index == 0)
+        publish(lake, registry, store)
+
+
+def write(home: str, catalog_url: str | None, store: str, job: Any, errors: Any) -> None:
+    """A writer process: `job(lake, registry, store)`, its failure reported to the test."""
     settings = _settings(home, catalog_url)
     lake, registry = Lake(settings), Registry(settings, run_migrations=False)
     try:
-        for run in range(RESYNCS):
-            writer = StoreWriter(lake, store)
-            for index in range(RESYNC_PAGES):
-                numbers = range(index * PAGE_ORDERS, (index + 1) * PAGE_ORDERS)
-                page = orders_page(store, numbers, run)
-                writer.apply(page, full=True, first=index == 0)
-            publish(lake, registry, store)
+        job(lake, registry, store)
     except Exception as exc:  # every failure is a finding, reported to the test
         errors.put(f"{store}: {exc!r}")
     finally:
@@ -120,9 +116,8 @@ def test_two_syncs_and_a_full_resync_at_once(
     errors, reads, stop = context.Queue(), context.Queue(), context.Event()
     home = str(quarry_env.home)
     writers = [
-        context.Process(target=incremental, args=(home, catalog_url, "st_a", errors)),
-        context.Process(target=incremental, args=(home, catalog_url, "st_b", errors)),
-        context.Process(target=resync, args=(home, catalog_url, "st_c", errors)),
+        context.Process(target=write, args=(home, catalog_url, store, job, errors))
+        for store, job in (("st_a", incremental), ("st_b", incremental), ("st_c", resync))
     ]
     reader = context.Process(target=read, args=(home, catalog_url, stop, errors, reads))
     reader.start()
