@@ -1,7 +1,7 @@
 """Iterate in a background thread, one item ahead of the consumer.
 
 A sync reads a platform page (network for Shopify, Parquet and Arrow work for the demo)
-and then writes it (Parquet encoding, a Delta commit): both mostly release the GIL, so
+and then writes it (Parquet encoding, a lake commit): both mostly release the GIL, so
 reading the next page while the current one is written keeps a second core busy.
 """
 

@@ -1,2 +1,2 @@
-"""Data plane: the catalog, Delta tables, the DuckDB reader, record reads and the query
+"""Data plane: the catalog, the DuckLake tables, the DuckDB reader, record reads and the query
 language. Shared by api/ and pipelines/."""

@@ -1,6 +1,6 @@
 """Change pages made ready for the writer: checked against the table schemas, and combined.
 
-A Delta commit costs milliseconds whatever its size, so a sync that commits every
+A lake commit costs milliseconds of catalog work whatever its size, so a sync that commits every
 connector page (250 orders on Shopify) spends its time committing. `batched` folds
 consecutive pages into one page per ~`max_rows` parent rows with the meaning of applying
 them one after the other: the last version of a parent wins, with its children from that

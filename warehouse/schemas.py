@@ -1,6 +1,6 @@
 """Physical tables of the warehouse: Arrow schemas, primary keys, parents of child tables.
 
-Every table is a Delta table under QUARRY_HOME/warehouse/<name>, partitioned by store_id
+Every table is a DuckLake table `lake.<name>` (warehouse.tables), partitioned by store_id
 (exchange_rates, which is global, excepted). Amounts are exact decimals in the store's
 currency; timestamps are UTC.
 """

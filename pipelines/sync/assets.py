@@ -5,8 +5,7 @@ Every asset does its own I/O and returns MaterializeResult metadata, never data 
 I/O manager would pickle it into DAGSTER_HOME). Each op that writes a table holds the
 concurrency pool `warehouse_<table>` of the table it leads: the child tables of a dataset
 (order_lines, refunds, refund_lines; product_variants) have no other writer, so the pool of
-their parent covers them. Each writer compacts its own tables of the store, inside its
-pool; the snapshot publishes what they wrote.
+their parent covers them. The snapshot asset publishes what they wrote.
 """
 
 from collections.abc import Iterator

@@ -57,7 +57,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(scope="session")
 def export_world() -> Iterator[World]:
-    # On tmpfs when there is one: the world's Delta commits take a third of the time.
+    # On tmpfs when there is one: the world's lake commits take a fraction of the time.
     fast = SHM.is_dir() and os.access(SHM, os.W_OK)
     base = Path(tempfile.mkdtemp(prefix="quarry-exports-", dir=SHM if fast else None))
     with isolated_env(str(base / "quarry-home")):
@@ -207,7 +207,14 @@ class Stack:
             "-h", "127.0.0.1", "-p", str(self.dagster_port),
         )  # fmt: skip
         self.services.start("dagster-daemon", str(BIN / "dagster-daemon"), "run", "-w", workspace)
-        wait_for(self._dagster_up, "the Dagster webserver", timeout=120)
+        # Generous: on a loaded 2-core CI machine (other tests spawn processes of their own)
+        # a restart once took longer than 120 s. The log says why when it does not come up.
+        try:
+            wait_for(self._dagster_up, "the Dagster webserver", timeout=240)
+        except AssertionError as exc:
+            log = self.services.logs / "dagster-webserver.log"
+            tail = log.read_text(errors="replace")[-3000:] if log.exists() else "(no log)"
+            raise AssertionError(f"{exc}; its log ends with:\n{tail}") from None
 
     def stop_dagster(self) -> None:
         """Dagster down (the API stays up); start_dagster starts it again with the
