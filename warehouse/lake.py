@@ -26,7 +26,7 @@ import duckdb
 from quarry.errors import ConfigurationError
 from quarry.settings import Settings
 from warehouse import extensions
-from warehouse.tables import ensure_tables
+from warehouse.tables import ensure_tables, missing_ddl
 from warehouse.transactions import transaction
 
 LAKE = "lake"
@@ -104,9 +104,17 @@ def connect(settings: Settings) -> duckdb.DuckDBPyConnection:
             Path(where.data_path).mkdir(parents=True, exist_ok=True)
         if where.sqlite_file is not None:
             where.sqlite_file.parent.mkdir(parents=True, exist_ok=True)
-        with write_lock(settings):
+        # Readers must not wait for writers: the write lock is taken only to create the
+        # catalog or tables, which two processes starting together must not do twice.
+        if _catalog_exists(where):
             _attach(con, where)
-            ensure_tables(con)
+            if missing_ddl(con):
+                with write_lock(settings):
+                    ensure_tables(con)
+        else:
+            with write_lock(settings):
+                _attach(con, where)
+                ensure_tables(con)
     except BaseException:
         con.close()
         raise
@@ -119,6 +127,20 @@ def quiet_cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     cursor = con.cursor()
     cursor.execute("SET enable_progress_bar = false")
     return cursor
+
+
+def _catalog_exists(where: LakeLocation) -> bool:
+    """Whether the catalog was created already (by any process)."""
+    if where.sqlite_file is not None:
+        return where.sqlite_file.exists() and where.sqlite_file.stat().st_size > 0
+    import psycopg
+
+    try:
+        with psycopg.connect(where.catalog, connect_timeout=10) as pg:
+            row = pg.execute("SELECT to_regclass('ducklake_metadata') IS NOT NULL").fetchone()
+    except psycopg.Error as exc:
+        raise _unreachable(where, exc) from exc
+    return bool(row and row[0])
 
 
 def _attach(con: duckdb.DuckDBPyConnection, where: LakeLocation) -> None:

@@ -94,9 +94,9 @@ def store_predicate(store_id: str, alias: str | None = None) -> str:
     return f"{column} = {store_literal(store_id)}"
 
 
-def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
-    """Create every missing table of `lake`, and add columns its spec gained, in one
-    transaction; nothing when all are there. The caller holds the lake's write lock."""
+def missing_ddl(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The statements that would create the missing tables of `lake` and add the columns
+    their specs gained; none when the lake is up to date (a catalog query, no lock)."""
     existing: dict[str, set[str]] = {}
     for table, column in con.execute(
         "SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = 'lake'"
@@ -120,6 +120,13 @@ def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
                     f"ALTER TABLE {qualified(name)} ADD COLUMN {quote_identifier(field.name)} "
                     f"{duckdb_type(field.type)}"
                 )
+    return statements
+
+
+def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Create every missing table of `lake`, and add columns its spec gained, in one
+    transaction; nothing when all are there. The caller holds the lake's write lock."""
+    statements = missing_ddl(con)
     if not statements:
         return
     cursor = con.cursor()

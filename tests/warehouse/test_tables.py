@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from quarry.settings import Settings
 from tests.concurrency import errors_in_threads
-from warehouse.lake import Lake, connect
+from warehouse.lake import Lake, connect, write_lock
 from warehouse.schemas import TABLES
 from warehouse.tables import clustering_key, duckdb_type, qualified, store_predicate
 
@@ -88,3 +90,19 @@ def test_clustering_keys_put_parents_by_creation_and_children_by_parent() -> Non
     assert clustering_key("sales") == ("order_id", "id")
     assert clustering_key("product_variants") == ("product_id", "id")
     assert clustering_key("exchange_rates") == ("date", "base", "currency")
+
+
+def test_a_reader_attaches_while_a_writer_holds_the_lock(quarry_env: Settings) -> None:
+    Lake(quarry_env).connection.close()  # the catalog and its tables exist
+    attached = threading.Event()
+
+    def attach() -> None:
+        connect(quarry_env).close()
+        attached.set()
+
+    with write_lock(quarry_env):
+        reader = threading.Thread(target=attach)
+        reader.start()
+        # Readers never wait for a writer's transaction (it may last seconds).
+        assert attached.wait(30)
+    reader.join()
