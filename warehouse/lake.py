@@ -47,6 +47,8 @@ class LakeLocation:
     catalog_kind: str  # "sqlite" or "postgres"
     catalog: str  # SQLite file path, or a libpq connection string
     data_path: str  # a folder (with a trailing slash) or s3://bucket/prefix/
+    # The data folder is the home's own (no QUARRY_DATA_URL): it moves with the home.
+    in_home: bool = False
 
     @property
     def sqlite_file(self) -> Path | None:
@@ -64,11 +66,15 @@ def location(settings: Settings) -> LakeLocation:
     if scheme == "sqlite":
         # SQLAlchemy's form: sqlite:///relative/path, sqlite:////absolute/path.
         path = Path(url.split(":///", 1)[1]).expanduser().resolve()
-        return LakeLocation("sqlite", str(path), settings.resolved_data_url)
+        return LakeLocation(
+            "sqlite", str(path), settings.resolved_data_url, in_home=settings.data_url is None
+        )
     if scheme in ("postgresql", "postgres"):
         # libpq takes the URL itself; SQLAlchemy's driver suffix is not part of it.
         libpq = "postgresql" + url[url.index("://") :]
-        return LakeLocation("postgres", libpq, settings.resolved_data_url)
+        return LakeLocation(
+            "postgres", libpq, settings.resolved_data_url, in_home=settings.data_url is None
+        )
     raise ConfigurationError(
         f"QUARRY_CATALOG_URL must be a sqlite:/// or postgresql:// URL, got {url!r}"
     )
@@ -145,6 +151,10 @@ def _catalog_exists(where: LakeLocation) -> bool:
 
 def _attach(con: duckdb.DuckDBPyConnection, where: LakeLocation) -> None:
     options = [f"DATA_PATH {_literal(where.data_path)}"]
+    if where.in_home:
+        # The catalog keeps the data folder's absolute path and file paths relative to it:
+        # a home moved or restored elsewhere reads its own folder.
+        options.append("OVERRIDE_DATA_PATH true")
     if where.catalog_kind == "sqlite":
         options += ["META_JOURNAL_MODE 'WAL'", f"META_BUSY_TIMEOUT {SQLITE_BUSY_TIMEOUT_MS}"]
     target = f"ducklake:{where.catalog_kind}:{where.catalog}"

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import shutil
 import threading
+from pathlib import Path
 
 import pytest
 
 from quarry.settings import Settings
 from tests.concurrency import errors_in_threads
+from tests.warehouse.conftest import current_rows, orders_page
 from warehouse.lake import Lake, connect, write_lock
 from warehouse.schemas import TABLES
 from warehouse.tables import clustering_key, duckdb_type, qualified, store_predicate
+from warehouse.writer import StoreWriter
 
 
 def _columns(lake: Lake) -> dict[str, list[tuple[str, str]]]:
@@ -106,3 +110,17 @@ def test_a_reader_attaches_while_a_writer_holds_the_lock(quarry_env: Settings) -
         # Readers never wait for a writer's transaction (it may last seconds).
         assert attached.wait(30)
     reader.join()
+
+
+def test_a_home_moved_elsewhere_reads_its_own_data(quarry_env: Settings, tmp_path: Path) -> None:
+    lake = Lake(quarry_env)
+    StoreWriter(lake, "st_a").apply(orders_page("st_a", range(3000)), full=True, first=True)
+    lake.close()
+    moved = tmp_path / "moved-home"
+    shutil.move(quarry_env.home, moved)
+
+    again = Lake(quarry_env.model_copy(update={"home": moved}))
+    try:
+        assert len(current_rows(again, "orders", "st_a")) == 3000
+    finally:
+        again.close()
