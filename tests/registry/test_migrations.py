@@ -130,3 +130,55 @@ def test_an_unusable_database_is_one_clear_error(url: str, expected: str) -> Non
     assert expected in str(caught.value)
     assert "hunter2" not in str(caught.value), "the password must not be shown"
     assert "\n" not in str(caught.value)
+
+
+def test_the_ducklake_migration_forgets_the_delta_warehouse(empty_engine: Engine) -> None:
+    """A registry of the Delta warehouse (revision 0002) keeps its accounts and stores, and
+    forgets the snapshots and sync cursors that described the old warehouse: the next
+    sync of every store is a full one into the new, empty lake."""
+    config = alembic_config(empty_engine)
+    with empty_engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0002")
+    now = "2026-01-01 00:00:00+00:00"
+    with empty_engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO accounts (id, name, subscription_id, api_enabled, currency, "
+                "timezone, created_at) VALUES ('acc_1', 'Acme', 'sub_1', true, 'USD', 'UTC', "
+                ":now)"
+            ),
+            {"now": now},
+        )
+        store_columns = {c["name"] for c in inspect(connection).get_columns("stores")}
+        values = {
+            "id": "st_1", "account_id": "acc_1", "name": "Shop", "domain": "shop.example",
+            "currency": "USD", "timezone": "UTC", "platform": "demo", "status": "active",
+            "created_at": now,
+        }  # fmt: skip
+        values = {k: v for k, v in values.items() if k in store_columns}
+        connection.execute(
+            text(f"INSERT INTO stores ({', '.join(values)}) VALUES (:{', :'.join(values)})"),
+            values,
+        )
+        connection.execute(
+            text(
+                "INSERT INTO sync_cursors (store_id, dataset, cursor, updated_at) "
+                "VALUES ('st_1', 'orders', 'c1', :now)"
+            ),
+            {"now": now},
+        )
+        connection.execute(
+            text(
+                "INSERT INTO warehouse_snapshots (store_id, versions, created_at) "
+                "VALUES ('st_1', '{\"orders\": 3}', :now)"
+            ),
+            {"now": now},
+        )
+
+    migrate(empty_engine)
+
+    with empty_engine.connect() as connection:
+        assert connection.execute(text("SELECT count(*) FROM stores")).scalar() == 1
+        assert connection.execute(text("SELECT count(*) FROM sync_cursors")).scalar() == 0
+        assert connection.execute(text("SELECT count(*) FROM warehouse_snapshots")).scalar() == 0
