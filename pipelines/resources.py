@@ -16,7 +16,7 @@ from quarry.settings import Settings, load_settings
 from registry.accounts import get_store
 from registry.db import Registry
 from registry.models import Store
-from warehouse.lake import Lake
+from warehouse.lake import Lake, shared_lake
 from warehouse.models.exchange_rates import RatesProvider, provider
 
 # Run tag: present with "true" on a full re-sync run (the full_resync job sets it).
@@ -35,7 +35,6 @@ class QuarryResource(ConfigurableResource):
 
     _settings: Settings | None = PrivateAttr(default=None)
     _registry: Registry | None = PrivateAttr(default=None)
-    _lake: Lake | None = PrivateAttr(default=None)
 
     @property
     def settings(self) -> Settings:
@@ -51,10 +50,8 @@ class QuarryResource(ConfigurableResource):
 
     @property
     def lake(self) -> Lake:
-        """The warehouse, attached on first use and closed when the run ends."""
-        if self._lake is None:
-            self._lake = Lake(self.settings)
-        return self._lake
+        """The warehouse: the process's shared connection (warehouse.lake.shared_lake)."""
+        return shared_lake(self.settings)
 
     def store(self, store_id: str) -> Store:
         """The registry row of `store_id` (NotFound when it was removed)."""
@@ -69,8 +66,6 @@ class QuarryResource(ConfigurableResource):
         return provider(self.rates_provider)
 
     def teardown_after_execution(self, context: InitResourceContext) -> None:
-        if self._lake is not None:
-            self._lake.close()
         if self._registry is not None:
             self._registry.dispose()
 
