@@ -7,6 +7,8 @@ clause, not only the first.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date, datetime
 from decimal import Decimal
 
@@ -51,6 +53,13 @@ _MAX_OFFSET_DIGITS = 9
 # LIMIT, OFFSET and TOP are checked against their maxima later; past this many digits the
 # number is too large for any of them, and int() need not read it.
 _MAX_INTEGER_DIGITS = 18
+# Bounds of the language itself (docs/api.md, "Limits"), far above any real
+# query: the parser, the checker and the compiler recurse over the tree, so its depth must
+# stay well inside Python's recursion limit whatever the text. Parentheses, NOT and unary
+# minus each open a level; the arithmetic operators of one clause make left-deep chains,
+# so they are counted per clause.
+MAX_NESTING = 50
+MAX_OPERATORS = 256
 
 
 class _Error(Exception):
@@ -77,6 +86,8 @@ class _Parser:
         self.i = 0
         self.query = ast.Query()
         self.errors: list[Diagnostic] = []
+        self.depth = 0
+        self.operators = 0
 
     # ---- token helpers ----
 
@@ -138,6 +149,34 @@ class _Parser:
         parts.append(self.lines[end.line - 1][: end.column - 1])
         return " ".join(p.strip() for p in parts).strip()
 
+    @contextmanager
+    def nested(self, tok: Token) -> Iterator[None]:
+        """One level deeper at `tok` (a parenthesis, NOT or minus): past MAX_NESTING the
+        clause fails here, before the recursion goes any further."""
+        if self.depth >= MAX_NESTING:
+            raise self.fail(
+                f"Parentheses, NOT and minus signs nest more than {MAX_NESTING} deep here; "
+                "simplify the expression.",
+                tok,
+            )
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+
+    def operator(self) -> Token:
+        """Consume an arithmetic operator, counted against the clause's MAX_OPERATORS."""
+        tok = self.tok
+        self.operators += 1
+        if self.operators > MAX_OPERATORS:
+            raise self.fail(
+                f"A clause may hold at most {MAX_OPERATORS} arithmetic operators; this is "
+                "one more. Simplify the expression.",
+                tok,
+            )
+        return self.advance()
+
     # ---- query ----
 
     def parse_query(self) -> None:
@@ -195,6 +234,7 @@ class _Parser:
 
     def clause(self, tok: Token) -> None:
         word = tok.text.lower()
+        self.operators = 0
         name = self.clause_name(tok)
         if word in ("group", "order", "compare"):
             self.once(name, tok)
@@ -271,27 +311,29 @@ class _Parser:
     def expr(self) -> ast.Expr:
         left = self.term()
         while self.at_op("+", "-"):
-            op = self.advance()
+            op = self.operator()
             left = ast.BinOp(op.value, left, self.term(), op.pos)
         return left
 
     def term(self) -> ast.Expr:
         left = self.factor()
         while self.at_op("*", "/"):
-            op = self.advance()
+            op = self.operator()
             left = ast.BinOp(op.value, left, self.factor(), op.pos)
         return left
 
     def factor(self) -> ast.Expr:
         tok = self.tok
         if self.at_op("-"):
-            self.advance()
-            return ast.Neg(self.factor(), tok.pos)
+            with self.nested(tok):
+                self.operator()
+                return ast.Neg(self.factor(), tok.pos)
         if self.at_op("("):
-            self.advance()
-            inner = self.expr()
-            self.expect_op(")")
-            return inner
+            with self.nested(tok):
+                self.advance()
+                inner = self.expr()
+                self.expect_op(")")
+                return inner
         if tok.kind is Kind.NUMBER:
             self.advance()
             return ast.NumberLit(Decimal(tok.text), tok.pos)
@@ -337,14 +379,17 @@ class _Parser:
         return items[0] if len(items) == 1 else ast.And(tuple(items), pos)
 
     def negation(self) -> ast.Cond:
-        if self.tok.is_word("not"):
-            tok = self.advance()
-            return ast.Not(self.negation(), tok.pos)
+        tok = self.tok
+        if tok.is_word("not"):
+            with self.nested(tok):
+                self.advance()
+                return ast.Not(self.negation(), tok.pos)
         if self.at_op("(") and self._parenthesised_condition():
-            self.advance()
-            inner = self.condition()
-            self.expect_op(")")
-            return inner
+            with self.nested(tok):
+                self.advance()
+                inner = self.condition()
+                self.expect_op(")")
+                return inner
         return self.predicate()
 
     def _parenthesised_condition(self) -> bool:
@@ -354,6 +399,10 @@ class _Parser:
         for tok in self.tokens[self.i :]:
             if tok.kind is Kind.OP and tok.value == "(":
                 depth += 1
+                if self.depth + depth > MAX_NESTING:
+                    # Too deep either way, and the nesting check reports it: a scan to the
+                    # end from every parenthesis would cost quadratic time.
+                    return True
             elif tok.kind is Kind.OP and tok.value == ")":
                 depth -= 1
                 if depth == 0:
