@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import APIRouter, FastAPI
 
+from api.body_limit import BodyLimitMiddleware
 from api.logs import install_secret_filter
 from api.middleware import ResponseHeadersMiddleware
 from api.openapi import build_openapi
@@ -73,6 +74,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.limiter = limiter
     app.state.export_runs = export_runs
     install_problem_handlers(app)
+    # The last added runs first: a refused body still gets the headers of every response.
+    app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(ResponseHeadersMiddleware)
     for router in ROUTERS:
         app.include_router(router)

@@ -58,6 +58,9 @@ def problem_response(
     extra = dict(headers or {})
     if isinstance(error, Unauthorized):
         extra["WWW-Authenticate"] = "Bearer"
+    if error.status == 413:
+        # The rest of an oversized body is not wanted: the server stops reading it.
+        extra["Connection"] = "close"
     if isinstance(error, RateLimited):
         extra["Retry-After"] = str(max(1, error.retry_after))
         extra["X-RateLimit-Limit"] = str(error.limit)

@@ -62,6 +62,12 @@ class Settings(BaseSettings):
     # How long the API keeps a query's result for the same request on the same snapshot;
     # 0 turns the cache off (the benchmark measures the engine that way).
     query_cache_seconds: float = Field(default=300.0, ge=0)
+    # Every request body, on every path: larger is a 413 before it is read (1 MiB).
+    max_body_bytes: int = Field(default=1_048_576, ge=1)
+    # `quarry serve` closes a connection whose request headers are not complete this long
+    # after it opened (or after the previous response), or whose body stalls this long.
+    header_timeout_seconds: float = Field(default=10.0, gt=0)
+    body_timeout_seconds: float = Field(default=30.0, gt=0)
 
     @field_validator("home", mode="after")
     @classmethod
