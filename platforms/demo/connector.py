@@ -20,10 +20,10 @@ import pyarrow.parquet as pq
 
 from platforms.base import ChangePage
 from platforms.demo.cursor import Position, decode, encode
-from platforms.demo.storage import DELETIONS, read_store_table, store_dir
+from platforms.demo.storage import DELETIONS, read_children, read_store_table, store_dir
 from quarry.errors import InvalidRequest, NotFound
 from quarry.settings import Settings
-from warehouse.schemas import SOURCE_DATASETS, TABLES
+from warehouse.schemas import SOURCE_DATASETS, TABLES, TS
 
 DEFAULT_PAGE_SIZE = 50_000
 
@@ -93,11 +93,23 @@ class DemoConnector:
             )
             deleted_ids = deletions["id"].filter(pa.array(fresh)).to_pylist()
 
-        parents = _changed_parents(read_store_table(directory, tables[0]), position)
+        since = None if position is None else position.updated
+        # Rows changed since the cursor, and their children, are all a sync reads: the
+        # files' row groups make that cost what changed, not what the store holds.
+        candidates = read_store_table(
+            directory,
+            tables[0],
+            None if since is None else [("updated_at", ">=", pa.scalar(since, TS))],
+        )
+        parents = _changed_parents(candidates, position)
         parent_ids = parents["id"].combine_chunks()
         children = {
             name: _children_by_parent(
-                read_store_table(directory, name), str(TABLES[name].parent_key), parent_ids
+                read_store_table(directory, name)
+                if since is None
+                else read_children(directory, name, str(TABLES[name].parent_key), parent_ids),
+                str(TABLES[name].parent_key),
+                parent_ids,
             )
             for name in tables[1:]
         }

@@ -14,8 +14,11 @@ import os
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from platforms.demo.state import STATE_FILE, DemoState, read_state, write_state
@@ -31,6 +34,9 @@ _UNIQUE_COLUMNS = frozenset({
     "draft_order_name", "customer_name", "email", "handle", "created_at", "updated_at",
     "processed_at", "deleted_at",
 })  # fmt: skip
+# Row groups small enough that a reader asking for recent changes skips the old ones by
+# their statistics (platforms.demo.connector), as an indexed platform database would.
+ROW_GROUP_ROWS = 65_536
 DELETIONS_SCHEMA = pa.schema(
     [pa.field("id", pa.string()), pa.field("dataset", pa.string()), pa.field("deleted_at", TS)]
 )
@@ -62,7 +68,11 @@ def stage_tables(directory: Path, tables: dict[str, pa.Table]) -> list[tuple[Pat
         temporary = directory / f".{name}.parquet.tmp"
         dictionary = [c for c in table.schema.names if c not in _UNIQUE_COLUMNS]
         pq.write_table(
-            table.cast(schema_of(name)), temporary, compression="lz4", use_dictionary=dictionary
+            table.cast(schema_of(name)),
+            temporary,
+            compression="lz4",
+            use_dictionary=dictionary,
+            row_group_size=ROW_GROUP_ROWS,
         )
         staged.append((temporary, final))
     return staged
@@ -78,13 +88,37 @@ def discard(staged: Iterable[tuple[Path, Path]]) -> None:
         temporary.unlink(missing_ok=True)
 
 
-def read_store_table(directory: Path, table: str) -> pa.Table:
-    """The rows of `table` in a store directory (an empty table before any deletion)."""
+def read_store_table(
+    directory: Path, table: str, filters: list[tuple[str, str, Any]] | None = None
+) -> pa.Table:
+    """The rows of `table` in a store directory (an empty table before any deletion);
+    with `filters` (pyarrow's DNF), only the rows that match, skipping row groups whose
+    statistics rule them out."""
     schema = schema_of(table)
     path = directory / f"{table}.parquet"
     if table == DELETIONS and not path.exists():
         return schema.empty_table()
-    return pq.read_table(path, schema=schema)
+    return pq.read_table(path, schema=schema, filters=filters)
+
+
+def read_children(directory: Path, table: str, key: str, parent_ids: pa.Array) -> pa.Table:
+    """The rows of `table` whose `key` is one of `parent_ids`, reading only the row groups
+    whose `key` range holds one of them (a platform's index lookup, in file terms)."""
+    schema = schema_of(table)
+    source = pq.ParquetFile(directory / f"{table}.parquet")
+    wanted = np.sort(np.asarray(parent_ids.to_numpy(zero_copy_only=False), dtype=object))
+    column = source.schema_arrow.get_field_index(key)
+    groups = []
+    for index in range(source.metadata.num_row_groups):
+        stats = source.metadata.row_group(index).column(column).statistics
+        if stats is None or not stats.has_min_max:
+            groups.append(index)
+            continue
+        first = np.searchsorted(wanted, stats.min, side="left")
+        if first < len(wanted) and wanted[first] <= stats.max:
+            groups.append(index)
+    rows = source.read_row_groups(groups).cast(schema) if groups else schema.empty_table()
+    return rows.filter(pc.is_in(rows[key], value_set=parent_ids))
 
 
 def load_table(settings: Settings, account_id: str, store_id: str, table: str) -> pa.Table:

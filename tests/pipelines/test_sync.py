@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+from bench.change import change_orders
 from pipelines.runner import sync_stores
 from platforms.demo.advance import advance_demo
 from platforms.demo.storage import load_table
@@ -104,3 +105,19 @@ def test_sync_follows_the_platform_exactly(
     with registry.session() as session:
         newer = latest_snapshots(session, store_ids)
     assert all(newer[s] > snapshots[s] for s in store_ids)
+
+    # The bench's fixed-size change (6 updates, 2 deletes and 2 new orders of every 10):
+    # exactly those orders are written, and the warehouse follows the platform.
+    before = {s: load_table(settings, demo_account, s, "orders").num_rows for s in store_ids}
+    change = change_orders(settings, demo_account, store_ids, 50, seed=3)
+    assert (change.updated, change.deleted, change.added) == (30, 10, 10)
+    fixed = sync_stores(settings, registry)
+    assert all(o.success for o in fixed), [(o.failed_step, o.error) for o in fixed]
+    _assert_matches_platform(settings, demo_account, store_ids)
+    # Deleted orders count as rows written (warehouse.writer).
+    assert sum(o.rows["orders"] for o in fixed) == change.orders
+    assert sum(load_table(settings, demo_account, s, "orders").num_rows for s in store_ids) == (
+        sum(before.values()) + change.added - change.deleted
+    )
+    for outcome in fixed:
+        _assert_sales_reconcile(settings, registry, outcome.label)

@@ -1,0 +1,163 @@
+"""A change of a fixed number of orders, whatever the dataset's size: the figure that shows
+whether an incremental sync costs what changed or what the table holds.
+
+The demo platform's own advance (`quarry demo advance`) changes a share of the orders a day,
+so a day at 10M orders changes ten times what a day at 1M does. This change has the shape
+of the issue that asked for it instead: of every 10 orders changed, 6 recent orders are
+updated, 2 orders of any age are deleted and 2 new orders are placed (with their lines),
+split over the stores by their size. It edits the demo platform's files the way an advance
+does (new files renamed into place), at times after everything the last sync saw; the bench
+puts the files back afterwards (bench.dataset.demo_files_restored).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from platforms.demo.rows import drop_rows, replace_rows, without_parents
+from platforms.demo.storage import (
+    DELETIONS,
+    DELETIONS_SCHEMA,
+    publish,
+    read_store_table,
+    stage_tables,
+    store_dir,
+)
+from platforms.demo.timeline import seconds_of, timestamps
+from quarry.settings import Settings
+from warehouse.schemas import SOURCE_DATASETS
+
+UPDATED_SHARE = 0.6
+DELETED_SHARE = 0.2
+# Updates pick among this many of a store's newest orders per update: "recent rows".
+RECENT_POOL = 5
+# Marks an inserted copy's ids apart from the platform's own (a bench run never keeps them).
+COPY_SUFFIX = "-bench-copy"
+
+
+@dataclass(frozen=True)
+class FixedChange:
+    updated: int
+    deleted: int
+    added: int
+
+    @property
+    def orders(self) -> int:
+        return self.updated + self.deleted + self.added
+
+
+def split(total: int, sizes: list[int]) -> list[int]:
+    """`total` spread over stores in proportion to `sizes` (largest remainders)."""
+    whole = sum(sizes)
+    if whole == 0:
+        return [0] * len(sizes)
+    exact = [total * s / whole for s in sizes]
+    shares = [int(x) for x in exact]
+    by_remainder = sorted(range(len(sizes)), key=lambda i: exact[i] - shares[i], reverse=True)
+    for i in by_remainder[: total - sum(shares)]:
+        shares[i] += 1
+    return shares
+
+
+def change_orders(
+    settings: Settings, account_id: str, store_ids: list[str], total: int, seed: int
+) -> FixedChange:
+    """Change `total` orders over the stores' demo files; returns what changed."""
+    directories = [store_dir(settings, account_id, s) for s in store_ids]
+    sizes = [read_store_table(d, "orders").num_rows for d in directories]
+    done = FixedChange(0, 0, 0)
+    for index, (directory, share) in enumerate(zip(directories, split(total, sizes), strict=True)):
+        rng = np.random.default_rng([seed, index])
+        one = _change_store(directory, share, rng)
+        done = FixedChange(
+            done.updated + one.updated, done.deleted + one.deleted, done.added + one.added
+        )
+    return done
+
+
+def _change_store(directory: Path, share: int, rng: np.random.Generator) -> FixedChange:
+    tables = {name: read_store_table(directory, name) for name in SOURCE_DATASETS["orders"]}
+    deletions = read_store_table(directory, DELETIONS)
+    orders = tables["orders"]
+    updated_n = round(share * UPDATED_SHARE)
+    deleted_n = round(share * DELETED_SHARE)
+    added_n = share - updated_n - deleted_n
+    if orders.num_rows < updated_n + deleted_n + added_n:
+        raise ValueError(f"{directory.name} has too few orders for a change of {share}")
+
+    # After everything the last sync saw: changed rows and deletions alike.
+    seen = [seconds_of(orders["updated_at"]).max()]
+    if deletions.num_rows:
+        seen.append(seconds_of(deletions["deleted_at"]).max())
+    start = int(max(seen)) + 1
+    newest_first = np.argsort(-seconds_of(orders["created_at"]), kind="stable")
+    recent = newest_first[: min(orders.num_rows, RECENT_POOL * (updated_n + added_n))]
+    updated = np.sort(rng.choice(recent, size=updated_n, replace=False))
+    others = np.setdiff1d(np.arange(orders.num_rows), updated, assume_unique=True)
+    deleted = np.sort(rng.choice(others, size=deleted_n, replace=False))
+    copied = np.sort(rng.choice(recent, size=added_n, replace=False))
+
+    update_times = start + rng.integers(0, 3600, updated_n)
+    changed = replace_rows(
+        orders,
+        updated,
+        {
+            "updated_at": timestamps(update_times),
+            "tags": pa.array(["bench-change"] * updated_n, pa.string()),
+        },
+    )
+    deleted_ids = orders["id"].take(pa.array(deleted))
+    copies = _copies(tables, orders.take(pa.array(copied)), start + 3600 + np.arange(added_n))
+
+    result: dict[str, pa.Table] = {
+        "orders": pa.concat_tables([drop_rows(changed, deleted), copies["orders"]])
+    }
+    for name in SOURCE_DATASETS["orders"][1:]:
+        kept = without_parents(tables[name], "order_id", deleted_ids)
+        result[name] = pa.concat_tables([kept, copies[name]]) if name in copies else kept
+    result[DELETIONS] = pa.concat_tables([
+        deletions,
+        pa.table(
+            {
+                "id": deleted_ids,
+                "dataset": pa.array(["orders"] * deleted_n, pa.string()),
+                "deleted_at": timestamps(start + 3600 + added_n + np.arange(deleted_n)),
+            },
+            schema=DELETIONS_SCHEMA,
+        ),
+    ])  # fmt: skip
+    publish(stage_tables(directory, result))
+    return FixedChange(updated_n, deleted_n, added_n)
+
+
+def _copies(
+    tables: dict[str, pa.Table], originals: pa.Table, at: np.ndarray
+) -> dict[str, pa.Table]:
+    """New orders placed at `at`: copies of `originals` and their lines under new ids (no
+    refunds: a new order has none yet)."""
+
+    def suffixed(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+        return pc.binary_join_element_wise(column, COPY_SUFFIX, "")
+
+    when = timestamps(at)
+    orders = originals
+    for name, value in (
+        ("id", suffixed(originals["id"])),
+        ("platform_id", suffixed(originals["platform_id"])),
+        ("created_at", when),
+        ("updated_at", when),
+        ("processed_at", when),
+        ("total_refunded", pa.array([0] * len(at), orders.schema.field("total_refunded").type)),
+    ):
+        orders = orders.set_column(orders.schema.get_field_index(name), name, value)
+    lines = tables["order_lines"].filter(
+        pc.is_in(tables["order_lines"]["order_id"], value_set=originals["id"].combine_chunks())
+    )
+    for name in ("id", "order_id"):
+        lines = lines.set_column(lines.schema.get_field_index(name), name, suffixed(lines[name]))
+    return {"orders": orders, "order_lines": lines}

@@ -1,0 +1,50 @@
+"""The demo platform's files: children read by parent id skip row groups that cannot hold
+them, and return exactly the children of those parents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from platforms.demo import storage
+from warehouse.schemas import TABLES
+
+
+def _lines(count: int) -> pa.Table:
+    schema = TABLES["order_lines"].schema
+    columns = {field.name: pa.nulls(count, field.type) for field in schema}
+    columns["id"] = pa.array([f"l{i:05d}" for i in range(count)])
+    columns["order_id"] = pa.array([f"o{i // 3:05d}" for i in range(count)])
+    return pa.table(columns, schema=schema)
+
+
+def test_children_by_parent_read_only_matching_row_groups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(storage, "ROW_GROUP_ROWS", 30)
+    storage.publish(storage.stage_tables(tmp_path, {"order_lines": _lines(300)}))
+    assert pq.ParquetFile(tmp_path / "order_lines.parquet").metadata.num_row_groups == 10
+
+    wanted = pa.array(["o00002", "o00095", "o99999"])  # in the first and last groups, absent
+    read: list[list[int]] = []
+    real = pq.ParquetFile.read_row_groups
+
+    def counting(self: pq.ParquetFile, groups: list[int], **kwargs: object) -> pa.Table:
+        read.append(list(groups))
+        return real(self, groups, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_groups", counting)
+    rows = storage.read_children(tmp_path, "order_lines", "order_id", wanted)
+
+    assert read == [[0, 9]]
+    assert sorted(rows["id"].to_pylist()) == [
+        "l00006",
+        "l00007",
+        "l00008",
+        *(f"l{i:05d}" for i in range(285, 288)),
+    ]
+    assert pc.all(pc.is_in(rows["order_id"], value_set=wanted)).as_py()
