@@ -88,13 +88,24 @@ def serve(app: AppContext, host: str, port: int, workers: int) -> None:
     """Run the API alone under uvicorn."""
     import uvicorn
 
+    from api.connections import PROTOCOL
     from warehouse.lake import refuse_delta_home
 
     app.settings.ensure_home()
     refuse_delta_home(app.settings)
     # An import string, so workers are spawned and import the app themselves: DuckDB must
-    # not be used in a forked child.
-    uvicorn.run("api.main:create_app", factory=True, host=host, port=port, workers=workers)
+    # not be used in a forked child. The protocol closes slow clients' connections
+    # (QUARRY_HEADER_TIMEOUT_SECONDS, QUARRY_BODY_TIMEOUT_SECONDS); the app serves no
+    # WebSocket, so upgrade requests are plain HTTP requests.
+    uvicorn.run(
+        "api.main:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        http=PROTOCOL,
+        ws="none",
+    )
 
 
 @click.command()
@@ -109,6 +120,7 @@ def up(app: AppContext, host: str, port: int, dagster_port: int) -> None:
 
 def run_services(settings: Settings, *, host: str, port: int, dagster_port: int) -> int:
     """Start the three services and supervise them; returns the exit status."""
+    from api.connections import PROTOCOL
     from pipelines.instance import write_instance_config
     from warehouse.lake import refuse_delta_home
 
@@ -121,7 +133,7 @@ def run_services(settings: Settings, *, host: str, port: int, dagster_port: int)
     }
     commands = {
         "api": [sys.executable, "-m", "uvicorn", "api.main:create_app", "--factory",
-                "--host", host, "--port", str(port)],
+                "--host", host, "--port", str(port), "--http", PROTOCOL, "--ws", "none"],
         "dagster-webserver": [_tool("dagster-webserver"), "-w", str(workspace),
                               "-h", host, "-p", str(dagster_port)],
         "dagster-daemon": [_tool("dagster-daemon"), "run", "-w", str(workspace)],
