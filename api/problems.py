@@ -12,9 +12,10 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
-from quarry.errors import QuarryError, RateLimited, Unauthorized
+from quarry.errors import InvalidRequest, QuarryError, RateLimited, Unauthorized
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 # Titles of statuses that Starlette raises itself (unknown path, wrong method).
@@ -115,6 +116,14 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
     return problem_response(error, request.url.path)
 
 
+async def _client_gone(request: Request, exc: Exception) -> Response:
+    """The client went away while its body was read (or the server closed a stalled one,
+    api.connections): no error of ours, and nobody to answer."""
+    logger.info("%s %s: the client disconnected mid-request", request.method, request.url.path)
+    message = "the client disconnected before its request was complete"
+    return problem_response(InvalidRequest(message), request.url.path)
+
+
 async def _unexpected(request: Request, exc: Exception) -> Response:
     logger.exception("%s %s failed", request.method, request.url.path, exc_info=exc)
     return internal_error_response(request.url.path)
@@ -125,4 +134,5 @@ def install_problem_handlers(app: FastAPI) -> None:
     app.add_exception_handler(QuarryError, _quarry_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(ClientDisconnect, _client_gone)
     app.add_exception_handler(Exception, _unexpected)
