@@ -4,15 +4,14 @@ request body, POST /v1/query's, is also validated with its model here."""
 
 from __future__ import annotations
 
-import zoneinfo
 from datetime import datetime
-from functools import cache
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from pydantic_core import PydanticCustomError
 
 from warehouse.catalog import Dataset, FieldType
+from warehouse.query.checker import time_zones
 
 
 class ProblemItem(BaseModel):
@@ -147,21 +146,20 @@ def _class_name(ds: Dataset, suffix: str) -> str:
 MAX_QUERY_LENGTH = 100_000
 
 
-@cache
-def _zones() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones())
-
-
 class QueryRequest(BaseModel):
     """The body of POST /v1/query. Unknown fields are refused, not ignored."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
+    # minLength in the schema only: the empty query and an empty store id or zone are
+    # refused by the checks that name them (a positioned "The query is empty.", a store
+    # the key cannot read, an unknown zone), after the key's checks.
     query: str = Field(
         max_length=MAX_QUERY_LENGTH,
+        json_schema_extra={"minLength": 1},
         description="A query in the service's query language (docs/query-language.md).",
     )
-    store_ids: list[str] | None = Field(
+    store_ids: list[Annotated[str, Field(json_schema_extra={"minLength": 1})]] | None = Field(
         default=None,
         min_length=1,
         description="Narrows the stores read to these ids, within the key's stores (never "
@@ -169,15 +167,17 @@ class QueryRequest(BaseModel):
     )
     time_zone: str | None = Field(
         default=None,
+        json_schema_extra={"minLength": 1},
         description="IANA zone the window, buckets and date filters use (a query's "
-        "WITH TIMEZONE wins). Omitted: the account's zone.",
+        "WITH TIMEZONE wins). Omitted: the account's zone. `localtime` is refused: the "
+        "server's own zone is no client's business.",
     )
 
     @field_validator("time_zone")
     @classmethod
     def _known_zone(cls, value: str | None) -> str | None:
         # The same list the query language's WITH TIMEZONE accepts.
-        if value is not None and value not in _zones():
+        if value is not None and value not in time_zones():
             raise PydanticCustomError(
                 "time_zone", "'{zone}' is not an IANA time zone", {"zone": value}
             )

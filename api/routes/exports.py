@@ -18,13 +18,20 @@ from api.json import json_response
 from api.openapi import AUTHENTICATED, problem_responses
 from exports.configs import get_visible_config
 from exports.definition import schedule_only_reason
-from exports.jobs import QUEUED, check_idempotency_key, create_job
+from exports.jobs import MAX_IDEMPOTENCY_KEY, QUEUED, check_idempotency_key, create_job
 from exports.launcher import launch
 from exports.listing import config_views
 from exports.runs import RunLookup
 from quarry.errors import UnprocessableExport
 
 router = APIRouter(prefix="/v1", tags=["exports"])
+# What check_idempotency_key accepts, in the schema only: the header is checked after the
+# key, as every request is (FastAPI would check it first).
+IDEMPOTENCY_KEY_SCHEMA = {
+    "minLength": 1,
+    "maxLength": MAX_IDEMPOTENCY_KEY,
+    "pattern": "^[\\x21-\\x7e][\\x20-\\x7e]*$",
+}
 
 
 async def get_runs(request: Request) -> RunLookup:
@@ -58,7 +65,10 @@ def run_export(
     registry: RegistryDep,
     background: BackgroundTasks,
     _: NoParameters,
-    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+    idempotency_key: Annotated[
+        str | None,
+        Header(alias="Idempotency-Key", json_schema_extra=IDEMPOTENCY_KEY_SCHEMA),
+    ] = None,
 ) -> Response:
     """Start a job of the configuration: 202 with `{job_id, status: "queued"}`. The same
     Idempotency-Key for the same configuration within 24 hours answers the first job."""

@@ -8,6 +8,7 @@ which rejects anything it does not know; they are documented here for OpenAPI.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -22,6 +23,7 @@ from api.openapi import AUTHENTICATED, problem_responses
 from api.schemas import page_model, record_model
 from warehouse.catalog import RECORD_DATASETS, Dataset
 from warehouse.reader import WarehouseReader
+from warehouse.record_filters import invalid, split_items
 from warehouse.records import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE,
@@ -35,6 +37,7 @@ from warehouse.records import (
 
 router = APIRouter(prefix="/v1", tags=["records"])
 
+MICROSECOND_DIGITS = 6
 _FILTER_HELP = {
     "string": "exact, case-sensitive text",
     "number": "a number",
@@ -43,6 +46,11 @@ _FILTER_HELP = {
     "boolean": "true or false",
     "percent": "a number",
 }
+
+
+# An empty value (`id=`, `store_ids=`) is refused with a 400 naming the parameter; the
+# empty string itself is written `""`.
+NON_EMPTY: dict[str, Any] = {"type": "string", "minLength": 1}
 
 
 def _cursor(reader: WarehouseReader, stores: tuple[str, ...]) -> AbstractContextManager[Any]:
@@ -90,7 +98,7 @@ def _list_parameters(ds: Dataset) -> list[dict[str, Any]]:
             "in": "query",
             "required": False,
             "description": "Comma-separated store ids; narrows within the key's stores.",
-            "schema": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+            "schema": {"type": "array", "minItems": 1, "items": NON_EMPTY},
             "style": "form",
             "explode": False,
         },
@@ -119,7 +127,7 @@ def _list_parameters(ds: Dataset) -> list[dict[str, Any]]:
                 "description": f"Equality filter on {item.name} ({_FILTER_HELP[item.type]}). "
                 "Comma-separated values or a repeated parameter mean OR; a value in double "
                 'quotes is literal ("a,b"); the bare word null matches a missing value.',
-                "schema": {"type": "array", "items": {"type": "string"}},
+                "schema": {"type": "array", "items": NON_EMPTY},
                 "style": "form",
                 "explode": True,
             }
@@ -127,9 +135,40 @@ def _list_parameters(ds: Dataset) -> list[dict[str, Any]]:
     return parameters
 
 
+# A fraction of a second in ISO 8601 text (of the time or of an offset): fromisoformat
+# reads seven digits and more, dropping those past the microsecond the warehouse keeps.
+_FRACTION = re.compile(r"[.,](\d+)")
+_INSTANT_PARAMETERS = ("created_at_min", "created_at_max")
+
+
+def refuse_lossy_instants(ds: Dataset, params: list[tuple[str, str]]) -> None:
+    """A 400 naming the parameter for timestamp text that would be read as another
+    instant: a control character (fromisoformat stops at a NUL and ignores what follows)
+    or a fraction finer than the microsecond (silently truncated)."""
+    for name, raw in params:
+        found = ds.field(name)
+        if name not in _INSTANT_PARAMETERS and (found is None or found.type != "date"):
+            continue
+        items = [raw] if name in _INSTANT_PARAMETERS else split_items(raw, name)
+        for item in items:
+            if not isinstance(item, str):  # the bare word null
+                continue
+            if not item.isprintable():
+                raise invalid(name, f"{item!r} holds a control character")
+            digits = max((len(m.group(1)) for m in _FRACTION.finditer(item)), default=0)
+            if digits > MICROSECOND_DIGITS:
+                raise invalid(
+                    name,
+                    f"{item!r} has {digits} fractional digits; timestamps are kept to the "
+                    f"microsecond ({MICROSECOND_DIGITS} digits)",
+                )
+
+
 def _list_endpoint(ds: Dataset) -> Callable[..., Response]:
     def list_dataset(request: Request, principal: ReadPrincipal, reader: ReaderDep) -> Response:
-        query = parse_list_params(ds, request.query_params.multi_items())
+        params = request.query_params.multi_items()
+        refuse_lossy_instants(ds, params)
+        query = parse_list_params(ds, params)
         stores = readable_stores(principal, query.store_ids)
         with _cursor(reader, stores) as cursor:
             page = list_records(cursor, query, stores)
