@@ -91,9 +91,16 @@ class _Fail(Exception):
     """Abandons one item after its diagnostic is recorded."""
 
 
+# Files of the system's zone folder that are not zones one may name: `localtime` is the
+# server's own zone (a client must not depend on where Quarry runs), `posixrules` a
+# default of the zone compiler.
+_NOT_ZONES = frozenset({"localtime", "posixrules"})
+
+
 @cache
-def _zones() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones())
+def time_zones() -> frozenset[str]:
+    """The IANA zone names a query or a request may name (WITH TIMEZONE, `time_zone`)."""
+    return frozenset(zoneinfo.available_timezones()) - _NOT_ZONES
 
 
 def check(query: ast.Query, ctx: Context) -> tuple[Plan | None, list[Diagnostic]]:
@@ -214,8 +221,8 @@ class _Checker:
                     self.error(pos, f"Unknown currency '{m.value}'.{hint}")
                     continue
             elif m.name == "TIMEZONE":
-                if value not in _zones():
-                    hint = did_you_mean(value, _zones())
+                if value not in time_zones():
+                    hint = did_you_mean(value, time_zones())
                     self.error(pos, f"Unknown time zone '{value}'.{hint}")
                     continue
             elif m.name == "WEEK_START":
@@ -656,7 +663,7 @@ class _Checker:
     def zone_for_dates(self) -> zoneinfo.ZoneInfo:
         name = next((m.value for m in self.q.modifiers if m.name == "TIMEZONE"), None)
         name = name or self.ctx.time_zone or self.ctx.account_timezone
-        return zoneinfo.ZoneInfo(name if name in _zones() else "UTC")
+        return zoneinfo.ZoneInfo(name if name in time_zones() else "UTC")
 
     # ---- HAVING, ORDER BY, LIMIT ----
 
