@@ -95,6 +95,10 @@ def authenticate(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
 ) -> Principal:
     """Any live key (401 otherwise), charged one request against its rate limit."""
+    if len(request.headers.getlist("authorization")) > 1:
+        # Which one counts would depend on the parser (ours takes the first, a proxy may
+        # take the last): refuse rather than guess.
+        raise Unauthorized("send exactly one Authorization header")
     if credentials is None:
         raise Unauthorized("send the API key as `Authorization: Bearer <key>`")
     with request.app.state.registry.engine.connect() as connection:

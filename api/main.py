@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import APIRouter, FastAPI
 
 from api.body_limit import BodyLimitMiddleware
+from api.head import HeadAsGetMiddleware
 from api.logs import install_secret_filter
 from api.middleware import ResponseHeadersMiddleware
 from api.openapi import build_openapi
@@ -67,6 +68,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
         docs_url="/docs",
         redoc_url=None,
+        # /v1/orders/ is not /v1/orders: a 404 problem, not a redirect to a Location built
+        # from the client's Host header.
+        redirect_slashes=False,
     )
     app.state.settings = settings
     app.state.registry = registry
@@ -75,6 +79,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.export_runs = export_runs
     install_problem_handlers(app)
     # The last added runs first: a refused body still gets the headers of every response.
+    app.add_middleware(HeadAsGetMiddleware, router=app.router)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(ResponseHeadersMiddleware)
     for router in ROUTERS:
