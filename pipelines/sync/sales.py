@@ -5,20 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pyarrow.compute as pc
-
-from platforms.base import ChangePage
 from registry.accounts import get_store
 from registry.cursors import clear_sales_pending, pending_sales
 from registry.db import Registry
 from warehouse.lake import Lake
-from warehouse.models.sales import store_sales
-from warehouse.writer import StoreWriter
+from warehouse.models.sales import write_store_sales
 
 
 @dataclass(frozen=True)
 class SalesBuild:
-    """Sale events written, orders rebuilt, and whether the whole store was rebuilt."""
+    """Sale events written, orders rebuilt (0 when the whole store was), and whether the
+    whole store was rebuilt."""
 
     rows: int
     orders: int
@@ -35,16 +32,9 @@ def build_sales(lake: Lake, registry: Registry, store_id: str) -> SalesBuild:
         pending = pending_sales(session, store_id)
     if not pending:
         return SalesBuild(0, 0, False)
-    writer = StoreWriter(lake, store_id)
-    if pending.full:
-        rows = store_sales(lake, store_id, **zones)
-        writer.apply(ChangePage({"sales": rows}), full=True, first=True)
-        orders = pc.count_distinct(rows["order_id"]).as_py()
-    else:
-        order_ids = sorted(pending.order_ids)
-        rows = store_sales(lake, store_id, order_ids=order_ids, **zones)
-        writer.replace_children("sales", order_ids, rows)
-        orders = len(order_ids)
+    order_ids = None if pending.full else sorted(pending.order_ids)
+    rows = write_store_sales(lake, store_id, order_ids=order_ids, **zones)
+    orders = len(order_ids) if order_ids is not None else 0
     with registry.session() as session:
         clear_sales_pending(session, store_id, pending)
-    return SalesBuild(rows.num_rows, orders, pending.full)
+    return SalesBuild(rows, orders, pending.full)

@@ -34,7 +34,13 @@ import pyarrow as pa
 
 from warehouse.lake import Lake
 from warehouse.schemas import SALES, SOURCE_DATASETS
-from warehouse.tables import clustering_key, qualified, quote_literal, store_predicate
+from warehouse.tables import (
+    clustering_key,
+    qualified,
+    quote_literal,
+    select_columns,
+    store_predicate,
+)
 
 ORDER_TABLES = SOURCE_DATASETS["orders"]  # orders, order_lines, refunds, refund_lines
 
@@ -205,14 +211,18 @@ def sales_events(
 ) -> pa.Table:
     """The sale events of the orders visible in `con` as `orders`, `order_lines`, `refunds`
     and `refund_lines` (tables or views in those tables' schemas), in SALES's schema."""
+    sql = _sales_sql(store_timezone=store_timezone, account_timezone=account_timezone)
+    return con.sql(sql).to_arrow_table().cast(SALES.schema)
+
+
+def _sales_sql(*, store_timezone: str, account_timezone: str) -> str:
     # The zones are literals, not bound parameters: with a parameter, DuckDB 1.5 looks the
     # zone up for every row, which cost 5 s of a 360,000-event store (0.5 s as literals).
     for zone in (store_timezone, account_timezone):
         ZoneInfo(zone)  # an unknown zone fails here, before any SQL
-    sql = SALES_SQL.replace(":store_zone:", quote_literal(store_timezone)).replace(
+    return SALES_SQL.replace(":store_zone:", quote_literal(store_timezone)).replace(
         ":account_zone:", quote_literal(account_timezone)
     )
-    return con.sql(sql).to_arrow_table().cast(SALES.schema)
 
 
 def sales_from_tables(
@@ -241,19 +251,57 @@ def store_sales(
     orders table simply yield nothing)."""
     cursor = lake.cursor()
     try:
-        only = ""
-        if order_ids is not None:
-            wanted = pa.table({"id": pa.array(sorted(set(order_ids)), pa.string())})
-            cursor.register("wanted_orders", wanted)
-            only = " AND {key} IN (SELECT id FROM wanted_orders)"
-        for name in ORDER_TABLES:
-            key = "id" if name == "orders" else "order_id"
-            cursor.execute(
-                f"CREATE TEMP VIEW {name} AS SELECT * FROM {qualified(name)} "
-                f"WHERE {store_predicate(store_id)}" + only.format(key=key)
-            )
+        _order_views(cursor, store_id, order_ids)
         return sales_events(
             cursor, store_timezone=store_timezone, account_timezone=account_timezone
         )
     finally:
         cursor.close()
+
+
+def write_store_sales(
+    lake: Lake,
+    store_id: str,
+    *,
+    store_timezone: str,
+    account_timezone: str,
+    order_ids: Iterable[str] | None = None,
+) -> int:
+    """Replace the store's sale events (all of them when `order_ids` is None, else those of
+    these orders) with the model's, in one transaction; returns the events written.
+
+    The model's rows go from DuckDB's query straight into the table (INSERT ... SELECT):
+    no Arrow copy of a store's events in Python, which cost about as much as the query."""
+    sql = _sales_sql(store_timezone=store_timezone, account_timezone=account_timezone)
+    where = store_predicate(store_id)
+    with lake.transaction(author=store_id, message="sales") as cursor:
+        _order_views(cursor, store_id, order_ids)
+        if order_ids is not None:
+            where += f" AND order_id IN (SELECT id FROM {_WANTED})"
+        cursor.execute(f"DELETE FROM {qualified(SALES.name)} WHERE {where}")
+        columns = select_columns(SALES.name)
+        row = cursor.execute(
+            f"INSERT INTO {qualified(SALES.name)} ({columns}) SELECT {columns} FROM ({sql})"
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+_WANTED = "wanted_orders"
+
+
+def _order_views(
+    cursor: duckdb.DuckDBPyConnection, store_id: str, order_ids: Iterable[str] | None
+) -> None:
+    """Temporary views `orders`, `order_lines`, `refunds` and `refund_lines` on the cursor:
+    the store's rows, of `order_ids` only unless it is None."""
+    only = ""
+    if order_ids is not None:
+        wanted = pa.table({"id": pa.array(sorted(set(order_ids)), pa.string())})
+        cursor.register(_WANTED, wanted)
+        only = f" AND {{key}} IN (SELECT id FROM {_WANTED})"
+    for name in ORDER_TABLES:
+        key = "id" if name == "orders" else "order_id"
+        cursor.execute(
+            f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT * FROM {qualified(name)} "
+            f"WHERE {store_predicate(store_id)}" + only.format(key=key)
+        )
