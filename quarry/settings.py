@@ -95,10 +95,14 @@ class Settings(BaseSettings):
 
     @property
     def resolved_data_url(self) -> str:
-        """Where the lake's Parquet files go: QUARRY_DATA_URL, else a folder in QUARRY_HOME.
-        Always ends with a slash, as DuckLake's DATA_PATH wants."""
-        url = self.data_url or str(self.warehouse_dir / "data")
-        return url if url.endswith("/") else url + "/"
+        """Where the lake's Parquet files go: <QUARRY_DATA_URL>/lake/, else a folder in
+        QUARRY_HOME. Always ends with a slash, as DuckLake's DATA_PATH wants. The lake has
+        a folder of its own under QUARRY_DATA_URL because DuckLake's cleanup removes every
+        file under DATA_PATH that it does not track: export and demo files sit beside it
+        (quarry.files)."""
+        if self.data_url is None:
+            return str(self.warehouse_dir / "data") + "/"
+        return self.data_url.rstrip("/") + "/lake/"
 
     @property
     def demo_dir(self) -> Path:

@@ -90,7 +90,7 @@ def test_knobs_parse_from_the_environment(clean_env: Path, monkeypatch: pytest.M
     assert settings.duckdb_threads == 3
     assert settings.snapshot_retention_hours == 0.5
     assert settings.resolved_catalog_url == "postgresql://127.0.0.1/lake"
-    assert settings.resolved_data_url == "s3://bucket/prefix/"
+    assert settings.resolved_data_url == "s3://bucket/prefix/lake/"
     assert settings.redis_url == "redis://127.0.0.1:6379/0"
 
 
