@@ -7,8 +7,18 @@ runs in.
 
 from __future__ import annotations
 
-from dagster import ConfigurableResource, InitResourceContext
+import os
+import socket
+
+from dagster import (
+    ConfigurableResource,
+    DagsterInstance,
+    DagsterRunStatus,
+    InitResourceContext,
+    RunsFilter,
+)
 from pydantic import PrivateAttr
+from sqlalchemy import update
 
 from platforms.base import Connector
 from platforms.registry import connector_for
@@ -21,6 +31,8 @@ from warehouse.models.exchange_rates import RatesProvider, provider
 
 # Run tag: present with "true" on a full re-sync run (the full_resync job sets it).
 FULL_TAG = "quarry/full"
+# Dagster's tag of a partitioned run: the store a sync run works on.
+PARTITION_TAG = "dagster/partition"
 
 
 class QuarryResource(ConfigurableResource):
@@ -71,34 +83,66 @@ class QuarryResource(ConfigurableResource):
 
 
 class ResyncStatus(ConfigurableResource):
-    """Marks the run's store `syncing` for the whole of a full re-sync and `active` when
-    the run ends, however it ends.
+    """Keeps a store's status true to what runs: `syncing` while a full re-sync of it runs,
+    `active` otherwise.
 
-    Sync jobs run on the in-process executor, which builds resources once per run: setup
-    and teardown bracket the run exactly. Incremental runs leave the status alone."""
+    Every run of a store sets the status when it starts, from the runs in progress: a full
+    re-sync sets `syncing`; any other run sets `active` unless another full re-sync of the
+    store is still running. A full re-sync sets it again when it ends. A killed run never
+    ends, so each run first tags itself with its host and process and fails the runs of
+    dead processes (pipelines.runner.release_abandoned_runs): the next sync of the store,
+    of any kind, ends the `syncing` a killed re-sync left behind."""
 
     _store_id: str | None = PrivateAttr(default=None)
+    _full: bool = PrivateAttr(default=False)
+    _run_id: str | None = PrivateAttr(default=None)
 
     def setup_for_execution(self, context: InitResourceContext) -> None:
-        run = context.dagster_run
-        if run is None or run.tags.get(FULL_TAG) != "true":
+        run, instance = context.dagster_run, context.instance
+        store_id = run.tags.get(PARTITION_TAG) if run is not None else None
+        if run is None or instance is None or not store_id:
             return
-        self._store_id = run.tags.get("dagster/partition")
-        if self._store_id:
-            set_store_status(self._store_id, "syncing")
+        from pipelines.runner import HOST_TAG, PID_TAG, release_abandoned_runs
+
+        if PID_TAG not in run.tags:
+            # Runs the daemon launches carry no process yet: tagged, a dead one is found
+            # dead like a killed `quarry sync`.
+            tags = {HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
+            instance.add_run_tags(run.run_id, tags)
+        release_abandoned_runs(instance)
+        self._store_id, self._run_id = store_id, run.run_id
+        self._full = run.tags.get(FULL_TAG) == "true"
+        set_store_status(store_id, self._status(instance))
 
     def teardown_after_execution(self, context: InitResourceContext) -> None:
-        if self._store_id:
-            set_store_status(self._store_id, "active")
+        if self._store_id and self._full and context.instance is not None:
+            self._full = False
+            set_store_status(self._store_id, self._status(context.instance))
+
+    def _status(self, instance: DagsterInstance) -> str:
+        """`syncing` while this run, if a full re-sync, or another full re-sync of the
+        store is in progress."""
+        if self._full:
+            return "syncing"
+        running = instance.get_runs(
+            RunsFilter(
+                statuses=[DagsterRunStatus.STARTING, DagsterRunStatus.STARTED],
+                tags={FULL_TAG: "true", PARTITION_TAG: self._store_id or ""},
+            )
+        )
+        return "syncing" if any(r.run_id != self._run_id for r in running) else "active"
 
 
 def set_store_status(store_id: str, status: str) -> None:
-    """Set a store's status; a store removed meanwhile is left alone."""
+    """Set a store's status; a store removed meanwhile is left alone, and one already in
+    `status` is not written."""
     registry = Registry(load_settings())
     try:
         with registry.session() as session:
-            store = session.get(Store, store_id)
-            if store is not None:
-                store.status = status
+            session.execute(
+                update(Store)
+                .where(Store.id == store_id, Store.status != status)
+                .values(status=status)
+            )
     finally:
         registry.dispose()
