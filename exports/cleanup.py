@@ -1,7 +1,8 @@
-"""Removing export files: the files that hold a store's data when the store is fully
-re-synced or removed (an incremental sync never removes any), and files older than a
-retention period. The job keeps its status; `file_removed_at` says when its file went, and
-its download answers 404 from then on. Running the export again makes a new job.
+"""Removing export files from the export file store (quarry.files): the files that hold a
+store's data when the store is fully re-synced or removed (an incremental sync never
+removes any), files older than a retention period, and what a run that died left. The job
+keeps its status; `file_removed_at` says when its file went, and its download answers 404
+from then on. Running the export again makes a new job.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select
 
+from quarry.files import export_files, staging_dir
 from quarry.settings import Settings
 from registry.db import Registry
 from registry.models import ExportJob, utcnow
@@ -49,6 +51,25 @@ def _remove(
         removed = [job.id for job in chosen]
     # Marked first, deleted after the commit: a download that races the deletion answers
     # 404 either way, never half a file.
+    files = export_files(settings)
     for job_id in removed:
-        shutil.rmtree(settings.exports_dir / job_id, ignore_errors=True)
+        files.remove(job_id)
     return removed
+
+
+def remove_leftovers(settings: Settings, job_id: str, keep: str | None) -> list[str]:
+    """Remove what a run of `job_id` that ended without finishing left behind: every file
+    in the job's folder of the store but `keep` (its recorded file, which a failed delivery
+    keeps downloadable), and what it staged in this role's home. Returns the keys removed.
+    Only for a job that no run works on any more."""
+    files = export_files(settings)
+    left = [key for key in files.keys(job_id) if key != keep]
+    for key in left:
+        files.remove(key)
+    remove_staging(settings, job_id)
+    return left
+
+
+def remove_staging(settings: Settings, job_id: str) -> None:
+    """Remove what a run of `job_id` staged in this role's home (exports.produce)."""
+    shutil.rmtree(staging_dir(settings) / job_id, ignore_errors=True)

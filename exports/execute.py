@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -21,13 +20,22 @@ from sqlalchemy import or_, update
 
 from destinations.base import Delivery, DeliveryError
 from destinations.registry import destination_for
+from exports.cleanup import remove_staging
 from exports.definition import StoredConfig
 from exports.jobs import COMPLETED, FAILED, QUEUED, RUNNING, finish
 from exports.naming import render_file_name
-from exports.produce import CONTENT_TYPES, Account, produce, stored_file
+from exports.produce import (
+    CONTENT_TYPES,
+    Account,
+    file_key,
+    produce,
+    staging_path,
+)
+from exports.reaper import worker_identity
 from exports.xlsx_writer import MAX_DATA_ROWS
 from quarry.crypto import SecretBox
 from quarry.errors import QuarryError
+from quarry.files import export_files
 from quarry.settings import Settings
 from registry.accounts import get_account, list_stores
 from registry.db import Registry
@@ -56,11 +64,9 @@ class Outcome:
     location: str
 
 
-def worker_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def claim(registry: Registry, job_id: str, run_id: str, *, rerun: bool = False) -> bool:
+def claim(
+    registry: Registry, job_id: str, run_id: str, *, worker: str, rerun: bool = False
+) -> bool:
     """Mark the job running in this process, if it is still waiting for a run (or, for a
     re-execution from the Dagster UI, if it failed). False when another run has it."""
     waiting = ExportJob.status == QUEUED
@@ -78,7 +84,7 @@ def claim(registry: Registry, job_id: str, run_id: str, *, rerun: bool = False) 
                 finished_at=None,
                 error=None,
                 dagster_run_id=run_id,
-                worker=worker_name(),
+                worker=worker,
             )
         )
         return bool(result.rowcount)  # type: ignore[attr-defined]
@@ -121,7 +127,7 @@ def execute_job(
     max_rows_per_sheet: int = MAX_DATA_ROWS,
 ) -> Outcome:
     """Run job `job_id` in this process; raises ExportFailed (after recording it)."""
-    if not claim(registry, job_id, run_id, rerun=rerun):
+    if not claim(registry, job_id, run_id, worker=worker_identity(settings), rerun=rerun):
         raise ExportFailed(f"export job {job_id} is not waiting for a run (another run has it)")
     with heartbeat(registry, job_id):
         try:
@@ -174,21 +180,28 @@ def _run(
         store_names=[account.stores[s].name for s in store_ids],
         file_format=config.format,
     )
-    target = stored_file(settings, job_id, config.format)
+    files = export_files(settings)
+    key = file_key(job_id, config.format)
+    target = staging_path(settings, files, key)
     reader = WarehouseReader(settings, registry)
     try:
         produced = produce(
             reader, config, account, store_ids, target, max_rows_per_sheet=max_rows_per_sheet
         )
+        if files.local_path(key) != target:
+            files.put_file(target, key)
         with registry.session() as session:
             job = session.get(ExportJob, job_id)
             assert job is not None
-            job.file_path = str(target.relative_to(settings.exports_dir))
+            job.file_path = key
             job.file_name = file_name
         location = _deliver(settings, config, job_id, target, file_name, environ)
         with registry.session() as session:
             finish(session, job_id, COMPLETED)
     finally:
+        if files.local_path(key) != target:
+            # The store holds the file now (or the run failed): the staged copy goes.
+            remove_staging(settings, job_id)
         # Closed last: freeing DuckDB's memory of a large export takes a noticeable time
         # that the job's completion need not wait for.
         reader.close()

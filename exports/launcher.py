@@ -1,7 +1,7 @@
 """Launching a job's run through Dagster's GraphQL API (QUARRY_DAGSTER_URL).
 
 The API calls this right after the job row is committed. When Dagster does not answer, the
-job simply stays queued: the reconciler (pipelines/exports) submits it once Dagster is up.
+job simply stays queued: the housekeeper's reconciler submits it once Dagster is up.
 A GraphQL client is made per call; it is not thread-safe.
 """
 
@@ -29,24 +29,34 @@ LAUNCH_TIMEOUT_SECONDS = 10
 logger = logging.getLogger(__name__)
 
 
+def dagster_client(settings: Settings) -> DagsterGraphQLClient:
+    """A client of the Dagster webserver at QUARRY_DAGSTER_URL (connects on first use)."""
+    address = urlsplit(settings.dagster_url)
+    return DagsterGraphQLClient(
+        address.hostname or "127.0.0.1",
+        port_number=address.port,
+        use_https=address.scheme == "https",
+        timeout=LAUNCH_TIMEOUT_SECONDS,
+        path_prefix=address.path.rstrip("/"),
+    )
+
+
+def submit(settings: Settings, job_name: str, tags: dict[str, str]) -> str:
+    """Submit a run of `job_name` of Quarry's code location; its run id. Raises what the
+    client raises when Dagster does not take it."""
+    return dagster_client(settings).submit_job_execution(
+        job_name,
+        repository_location_name=LOCATION_NAME,
+        repository_name=REPOSITORY_NAME,
+        tags=tags,
+    )
+
+
 def submit_run(settings: Settings, job_id: str, config_name: str) -> str | None:
     """Submit the export run of `job_id`; its run id, or None when Dagster cannot take it
     now (unreachable, or the code location is not loaded)."""
-    address = urlsplit(settings.dagster_url)
     try:
-        client = DagsterGraphQLClient(
-            address.hostname or "127.0.0.1",
-            port_number=address.port,
-            use_https=address.scheme == "https",
-            timeout=LAUNCH_TIMEOUT_SECONDS,
-            path_prefix=address.path.rstrip("/"),
-        )
-        return client.submit_job_execution(
-            EXPORT_JOB_NAME,
-            repository_location_name=LOCATION_NAME,
-            repository_name=REPOSITORY_NAME,
-            tags=run_tags(job_id, config_name),
-        )
+        return submit(settings, EXPORT_JOB_NAME, run_tags(job_id, config_name))
     except Exception as exc:
         # Anything from the client or its transport (refused, timed out, the location not
         # loaded, a proxy's HTML page) means "not now": the reconciler tries again.

@@ -1,5 +1,6 @@
 """Producing a job's file: one warehouse snapshot read through DuckDB, streamed into the
-configured format under QUARRY_HOME/exports/<job id>/.
+configured format in a folder of the job's own (exports.execute then puts it in the export
+file store, quarry.files).
 
 Rows leave DuckDB in Arrow batches of BATCH_ROWS and go straight to the writer, so memory
 stays flat in the row count (DuckDB itself sorts within its memory limit, spilling beyond
@@ -27,6 +28,7 @@ from exports.naming import EXTENSIONS
 from exports.options import FormatOptions
 from exports.xlsx_writer import MAX_DATA_ROWS, XlsxWriter
 from exports.zip_writer import ZipWriter
+from quarry.files import TEMPORARY_MARK, FileStore, staging_dir
 from quarry.settings import Settings
 from warehouse.catalog import Dataset, dataset
 from warehouse.query import StoreInfo, run_query
@@ -72,9 +74,17 @@ class Produced:
     cut_cells: int
 
 
-def stored_file(settings: Settings, job_id: str, file_format: str) -> Path:
-    """Where a job's file lives: under its job id, never under the name a person sees."""
-    return settings.exports_dir / job_id / f"export{EXTENSIONS[file_format]}"
+def file_key(job_id: str, file_format: str) -> str:
+    """A job's file in the export file store (quarry.files.export_files): under its job
+    id, never under the name a person sees."""
+    return f"{job_id}/export{EXTENSIONS[file_format]}"
+
+
+def staging_path(settings: Settings, files: FileStore, key: str) -> Path:
+    """Where a run writes the file before it is in the store: in the store's own folder
+    when that is local (a rename publishes it), else in this role's home."""
+    local = files.local_path(key)
+    return local if local is not None else staging_dir(settings) / key
 
 
 def _batches(
@@ -154,9 +164,10 @@ def produce(
     *,
     max_rows_per_sheet: int = MAX_DATA_ROWS,
 ) -> Produced:
-    """Write the configuration's file to `target` from one snapshot of `store_ids`."""
+    """Write the configuration's file to `target` from one snapshot of `store_ids`. The
+    folder of `target` is the job's own: whatever fails, nothing of the run stays in it."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".part")
+    partial = target.with_name(f"{target.name}{TEMPORARY_MARK}run")
     # Record parts read their own tables only; a saved query may read several.
     tables = None
     if all(part.entity_type != "query" for part in config.parts):

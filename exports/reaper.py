@@ -1,34 +1,37 @@
 """The reaper: no job stays `queued` or `running` after its run can no longer finish it.
 
 Dagster's run monitoring does not notice a run worker that died under the default run
-launcher, so the job row carries its worker ("host:pid") and a heartbeat. A running job is
-failed when:
-- its worker ran on this host and that process is gone (found at the next pass), or
-- its heartbeat is older than STALE_AFTER (any host: a machine that died, a frozen process).
+launcher, so the job row carries its worker ("<role id>:<pid>", QUARRY_ROLE_ID) and a
+heartbeat. A running job is failed when:
+- its worker is of this role and that process is gone (found at the next pass), or
+- its heartbeat is older than QUARRY_HEARTBEAT_TIMEOUT_SECONDS (a worker role or machine
+  that died, a frozen process).
 A job whose run ended without recording a result (failed before the export started,
 canceled) is failed with the run's reason. The Dagster run of a dead worker is marked
-failed too, and its concurrency slots freed.
+failed too, its concurrency slots freed, and what the run left in the job's folder (a
+partial file, a writer's temporary files) removed.
 
-With the sensor every 10 s (pipelines/exports/sensors.py), a killed local worker ends its
-job `failed` within about 15 s and a silent remote one within STALE_AFTER + 15 s.
+The housekeeper (exports.housekeeping) calls it every 10 s from the orchestrator role, so
+the death of a worker role cannot stop it: a killed worker of the same role ends its job
+`failed` within about 15 s, one of another role within the timeout + 10 s.
 """
 
 from __future__ import annotations
 
 import os
-import socket
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from dagster import DagsterInstance, DagsterRunStatus
 
+from exports.cleanup import remove_leftovers
 from exports.jobs import FAILED, RUNNING, finish, unfinished_jobs
 from exports.runs import latest_run
 from exports.state import ENDED, RunView, job_state
+from quarry.settings import Settings
 from registry.db import Registry
 from registry.models import ExportJob, utcnow
 
-STALE_AFTER = timedelta(seconds=60)
 AGAIN = "; run the export again"
 
 
@@ -47,24 +50,36 @@ def process_alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def dead_worker_reason(job: ExportJob, now: datetime, host: str) -> str | None:
+def worker_identity(settings: Settings) -> str:
+    """How an export run of this process names its worker on the job row."""
+    return f"{settings.role_id}:{os.getpid()}"
+
+
+def dead_worker_reason(
+    job: ExportJob, now: datetime, role_id: str, stale_after: timedelta
+) -> str | None:
     """Why the worker of a running job is gone, or None while it may be alive."""
     if job.status != RUNNING:
         return None
-    worker_host, _, pid = (job.worker or "").rpartition(":")
-    if worker_host == host and pid.isdigit() and not process_alive(int(pid)):
-        return f"the export worker (process {pid} on {host}) stopped mid-run{AGAIN}"
+    worker_role, _, pid = (job.worker or "").rpartition(":")
+    if worker_role == role_id and pid.isdigit() and not process_alive(int(pid)):
+        return f"the export worker (process {pid} of {role_id}) stopped mid-run{AGAIN}"
     beat = job.heartbeat_at or job.started_at
-    if beat is not None and now - beat > STALE_AFTER:
+    if beat is not None and now - beat > stale_after:
         seconds = int((now - beat).total_seconds())
         return f"the export worker {job.worker} sent no heartbeat for {seconds} s{AGAIN}"
     return None
 
 
-def reap(registry: Registry, instance: DagsterInstance, now: datetime | None = None) -> list[str]:
+def reap(
+    settings: Settings,
+    registry: Registry,
+    instance: DagsterInstance,
+    now: datetime | None = None,
+) -> list[str]:
     """Fail every unfinished job that can no longer finish; returns their ids."""
     now = now or utcnow()
-    host = socket.gethostname()
+    stale_after = timedelta(seconds=settings.heartbeat_timeout_seconds)
     reaped = []
     with registry.session() as session:
         jobs = unfinished_jobs(session)
@@ -75,15 +90,18 @@ def reap(registry: Registry, instance: DagsterInstance, now: datetime | None = N
         if run is not None and run.status in ENDED:
             reason = job_state(job, run).error
         else:
-            reason = dead_worker_reason(job, now, host)
+            reason = dead_worker_reason(job, now, settings.role_id, stale_after)
         if reason is None:
             continue
         with registry.session() as session:
             if not finish(session, job.id, FAILED, error=reason, now=now):
                 continue  # it finished meanwhile
+            kept = session.get(ExportJob, job.id)
+            keep = kept.file_path if kept is not None else None
         reaped.append(job.id)
         if run is not None:
             _fail_run(instance, run, reason)
+        remove_leftovers(settings, job.id, keep)
     return reaped
 
 

@@ -33,10 +33,31 @@ HEADER = "# Managed by Quarry (pipelines/instance.py): rewritten from its settin
 STORE_TAG = "quarry/store"
 
 
+# With the storage in PostgreSQL the instance spans hosts, and Dagster hands the
+# orchestrator's instance settings to the run workers on the worker host. Its local folders
+# (compute logs, artifacts) are then named by these variables, which each role sets to a
+# folder of its own home (role_environment), so no role writes under another's.
+COMPUTE_LOGS_VARIABLE = "QUARRY_DAGSTER_COMPUTE_LOGS_DIR"
+ARTIFACTS_VARIABLE = "QUARRY_DAGSTER_ARTIFACTS_DIR"
+
+
+def role_environment(settings: Settings) -> dict[str, str]:
+    """Variables every process of this role needs to open the instance: its homes, and its
+    own folders for what the instance keeps on local disk."""
+    dagster_home = settings.resolved_dagster_home
+    return {
+        "QUARRY_HOME": str(settings.home),
+        "DAGSTER_HOME": str(dagster_home),
+        COMPUTE_LOGS_VARIABLE: str(dagster_home / "compute_logs"),
+        ARTIFACTS_VARIABLE: str(dagster_home / "artifacts"),
+    }
+
+
 def instance_config(settings: Settings) -> dict[str, Any]:
     """The content of dagster.yaml for `settings`."""
     return {
         "storage": _storage(settings),
+        **_local_folders(settings),
         "run_coordinator": {
             "module": "dagster.core.run_coordinator",
             "class": "QueuedRunCoordinator",
@@ -73,6 +94,23 @@ def _storage(settings: Settings) -> dict[str, Any]:
     return {"postgres": {"postgres_url": {"env": POSTGRES_URL_VARIABLE}}}
 
 
+def _local_folders(settings: Settings) -> dict[str, Any]:
+    if not settings.dagster_postgres_url:
+        return {}  # one host: Dagster's defaults under DAGSTER_HOME
+    return {
+        "compute_logs": {
+            "module": "dagster.core.storage.local_compute_log_manager",
+            "class": "LocalComputeLogManager",
+            "config": {"base_dir": {"env": COMPUTE_LOGS_VARIABLE}},
+        },
+        "local_artifact_storage": {
+            "module": "dagster.core.storage.root",
+            "class": "LocalArtifactStorage",
+            "config": {"base_dir": {"env": ARTIFACTS_VARIABLE}},
+        },
+    }
+
+
 def write_instance_config(settings: Settings) -> Path:
     """Write DAGSTER_HOME/dagster.yaml when its content changes, unless an operator took
     the file over (removed HEADER), and return its path."""
@@ -94,4 +132,8 @@ def open_instance(settings: Settings) -> DagsterInstance:
     """The Dagster instance of DAGSTER_HOME, its configuration written first. The caller
     disposes of it (it is a context manager)."""
     write_instance_config(settings)
+    if settings.dagster_postgres_url:
+        environment = role_environment(settings)
+        for name in (COMPUTE_LOGS_VARIABLE, ARTIFACTS_VARIABLE):
+            os.environ.setdefault(name, environment[name])
     return DagsterInstance.from_config(str(settings.resolved_dagster_home))

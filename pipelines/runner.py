@@ -219,3 +219,68 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+# Seconds between looks at a submitted run's status.
+POLL_SECONDS = 1.0
+
+
+def sync_stores_on_worker(
+    settings: Settings,
+    registry: Registry,
+    store_ids: Sequence[str] | None = None,
+    *,
+    full: bool = False,
+    timeout: float = 6 * 3600,
+) -> list[RunOutcome]:
+    """As sync_stores, but each run is submitted to Dagster (QUARRY_DAGSTER_URL) and executes
+    in the worker role; waits for the runs in order. A run the webserver refuses raises."""
+    from dagster import DagsterEventType as Event
+
+    from exports.launcher import submit
+    from exports.runs import failure_reason
+
+    with registry.session() as session:
+        every = {store.id: store.name for store in list_stores(session)}
+        wanted = list(every) if store_ids is None else [get_store(session, s).id for s in store_ids]
+    with open_instance(settings) as instance:
+        sync_store_partitions(instance, every)
+        runs: list[tuple[str, str, str, dict[str, str]]] = []
+        if not _rates_synced_today(instance):
+            runs.append(("sync_exchange_rates", "exchange_rates", "exchange rates", {}))
+        job = "full_resync" if full else "sync_stores"
+        for store_id in wanted:
+            tags = {"dagster/partition": store_id, STORE_TAG: store_id}
+            runs.append((job, store_id, every[store_id], tags))
+        outcomes = []
+        for job_name, label, name, tags in runs:
+            started = time.monotonic()
+            run_id = submit(settings, job_name, tags)
+            run = instance.get_run_by_id(run_id)
+            while run is None or not run.is_finished:
+                if time.monotonic() - started > timeout:
+                    raise TimeoutError(f"run {run_id} of {label} did not end in {timeout:.0f} s")
+                time.sleep(POLL_SECONDS)
+                run = instance.get_run_by_id(run_id)
+            success = run.status == DagsterRunStatus.SUCCESS
+            rows: dict[str, int] = {}
+            for record in instance.get_records_for_run(
+                run_id, of_type=Event.ASSET_MATERIALIZATION
+            ).records:
+                event = record.event_log_entry.dagster_event
+                materialization = event.step_materialization_data.materialization if event else None
+                value = materialization.metadata.get("rows_written") if materialization else None
+                if materialization is not None and value is not None:
+                    rows[materialization.asset_key.to_user_string()] = int(value.value)  # type: ignore[arg-type]
+            outcomes.append(
+                RunOutcome(
+                    label=label,
+                    name=name,
+                    run_id=run_id,
+                    success=success,
+                    seconds=time.monotonic() - started,
+                    rows=rows,
+                    error=None if success else failure_reason(instance, run_id) or "failed",
+                )
+            )
+    return outcomes

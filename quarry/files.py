@@ -134,6 +134,12 @@ class FileStore:
             self.filesystem.delete_file(self.path(key))
 
 
+def staging_dir(settings: Settings) -> Path:
+    """This role's own folder for files on their way to a store (an export run writes its
+    file there when the store is not a local folder)."""
+    return settings.home / "staging"
+
+
 def export_files(settings: Settings) -> FileStore:
     """Where export files live: QUARRY_HOME/exports, or <QUARRY_DATA_URL>/exports."""
     return _store(settings, "exports", settings.exports_dir)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import socket
 import tempfile
 import warnings
 from functools import cached_property
@@ -37,6 +38,16 @@ class Settings(BaseSettings):
     # DAGSTER_HOME when unset.
     dagster_postgres_url: str | None = None
     public_url: str = "http://127.0.0.1:8000"
+    # Who this process is among Quarry's roles (docs/deployment.md): export jobs record the
+    # identity of the worker that runs them. Not the host name: several roles may share a
+    # host, and one role's processes must never be taken for another's.
+    role_id: str = Field(default_factory=socket.gethostname, min_length=1)
+    # A running export job whose worker sent no heartbeat for this long is failed by the
+    # housekeeper (the worker beats every 5 s).
+    heartbeat_timeout_seconds: float = Field(default=60.0, ge=10)
+    # The Dagster code server that executes runs, as the orchestrator reaches it
+    # (host:port); unset, the orchestrator runs its own (one machine).
+    worker_address: str | None = None
     allow_private_hosts: bool = False
     duckdb_memory_limit: str = "2GB"
     duckdb_threads: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1))

@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 from urllib.parse import quote
 
 from fastapi import APIRouter
-from starlette.responses import FileResponse, Response
+from starlette.responses import FileResponse, Response, StreamingResponse
 
 from api.deps import ExportPrincipal, NoParameters, RegistryDep, SettingsDep
 from api.json import json_response
@@ -24,6 +24,7 @@ from exports.jobs import get_visible_job
 from exports.listing import job_view
 from exports.produce import CONTENT_TYPES
 from quarry.errors import Conflict, NotFound
+from quarry.files import export_files
 
 router = APIRouter(prefix="/v1", tags=["exports"])
 _NOT_TOKEN = re.compile(r'[^\x20-\x7e]|["\\]')
@@ -76,15 +77,21 @@ def download_export(
         file_path, file_name, removed_at = job.file_path, job.file_name, job.file_removed_at
     if file_path is None or file_name is None:
         raise Conflict("the job has not produced a file yet: poll it until `file_name` is set")
-    path = settings.exports_dir / file_path
-    if removed_at is not None or not path.is_file():
+    files = export_files(settings)
+    size = None if removed_at is not None else files.size(file_path)
+    if size is None:
         when = f" on {removed_at:%Y-%m-%d}" if removed_at else ""
         raise NotFound(
             f"the file of this job was removed{when} (its store re-synced or was removed); "
             "run the export again for a new file"
         )
-    return FileResponse(
-        path,
+    headers = {"Content-Disposition": content_disposition(file_name)}
+    local = files.local_path(file_path)
+    if local is not None:
+        return FileResponse(local, media_type=CONTENT_TYPES[file_format], headers=headers)
+    # In the object store: streamed through, never staged on this role's disk.
+    return StreamingResponse(
+        files.chunks(file_path),
         media_type=CONTENT_TYPES[file_format],
-        headers={"Content-Disposition": content_disposition(file_name)},
+        headers=headers | {"Content-Length": str(size)},
     )

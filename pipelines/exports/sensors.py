@@ -1,5 +1,6 @@
-"""Sensors of exports: scheduled exports, the reconciler of jobs no run has taken, and the
-reaper of jobs whose run can no longer finish them (with file retention)."""
+"""The sensor of scheduled exports. The reaper and the reconciler are not sensors: sensors
+execute in the code server (the worker role), so they run in the housekeeper instead
+(exports.housekeeping)."""
 
 from datetime import datetime
 
@@ -8,15 +9,11 @@ from dagster import (
     RunRequest,
     SensorEvaluationContext,
     SensorResult,
-    SkipReason,
     sensor,
 )
 
-from exports.cleanup import remove_expired_files
 from exports.configs import require_config
 from exports.jobs import create_job
-from exports.reaper import reap
-from exports.reconciler import unlaunched_jobs
 from exports.runs import run_tags
 from exports.schedules import due_exports
 from pipelines.exports.jobs import export
@@ -49,37 +46,4 @@ def scheduled_exports(context: SensorEvaluationContext, quarry: QuarryResource) 
     return SensorResult(run_requests=requests, cursor=now.isoformat())
 
 
-@sensor(
-    job=export,
-    minimum_interval_seconds=10,
-    default_status=DefaultSensorStatus.RUNNING,
-    description="Submits export jobs that were accepted while Dagster could not take them.",
-)
-def reconcile_exports(
-    context: SensorEvaluationContext, quarry: QuarryResource
-) -> SensorResult | SkipReason:
-    waiting = unlaunched_jobs(quarry.registry, context.instance)
-    if not waiting:
-        return SkipReason("every accepted export job has a run")
-    return SensorResult(
-        run_requests=[
-            RunRequest(run_key=f"export-job:{w.job_id}", tags=run_tags(w.job_id, w.config_name))
-            for w in waiting
-        ]
-    )
-
-
-@sensor(
-    minimum_interval_seconds=10,
-    default_status=DefaultSensorStatus.RUNNING,
-    description="Fails export jobs whose worker died or whose run ended without a result; "
-    "removes files past QUARRY_EXPORT_RETENTION_DAYS.",
-)
-def reap_exports(context: SensorEvaluationContext, quarry: QuarryResource) -> SkipReason:
-    reaped = reap(quarry.registry, context.instance)
-    days = quarry.settings.export_retention_days
-    removed = remove_expired_files(quarry.settings, quarry.registry, days) if days else []
-    return SkipReason(f"failed {len(reaped)} stuck jobs, removed {len(removed)} expired files")
-
-
-SENSORS = [scheduled_exports, reconcile_exports, reap_exports]
+SENSORS = [scheduled_exports]

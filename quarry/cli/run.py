@@ -11,6 +11,7 @@ Ctrl-C or SIGTERM: SIGTERM to every group, up to STOP_GRACE_SECONDS to go, then 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import signal
@@ -21,8 +22,10 @@ from pathlib import Path
 from types import FrameType
 
 import click
+import yaml
 
 from quarry.cli.context import AppContext, pass_app
+from quarry.errors import ConfigurationError
 from quarry.settings import Settings
 from registry.accounts import list_stores
 from registry.db import Registry
@@ -30,6 +33,8 @@ from registry.db import Registry
 STOP_GRACE_SECONDS = 10.0
 DEMO_SCOPES = ("read_data", "exports")
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
+LOCATION = "quarry"  # the code location's name (exports.launcher submits runs to it)
+GRPC_HEADER = "# Written by `quarry orchestrator`: the worker at QUARRY_WORKER_ADDRESS.\n"
 WORKSPACE = """# Written by `quarry up`: the code location of the pipelines.
 load_from:
   - python_module:
@@ -42,24 +47,37 @@ load_from:
 @click.command()
 @click.option("--store", "store_ids", multiple=True, help="Only this store (repeatable).")
 @click.option("--full", is_flag=True, help="Re-sync from the beginning, ignoring cursors.")
+@click.option(
+    "--on-worker",
+    is_flag=True,
+    help="Submit the runs to Dagster (QUARRY_DAGSTER_URL) to execute in the worker role, "
+    "instead of in this process.",
+)
 @pass_app
-def sync(app: AppContext, store_ids: tuple[str, ...], full: bool) -> None:
+def sync(app: AppContext, store_ids: tuple[str, ...], full: bool, on_worker: bool) -> None:
     """Sync every store of every account (or the given ones) now, and wait."""
-    if not _sync_and_report(app.settings, app.registry, list(store_ids) or None, full=full):
+    chosen = list(store_ids) or None
+    if not _sync_and_report(app.settings, app.registry, chosen, full=full, on_worker=on_worker):
         sys.exit(1)
 
 
 def _sync_and_report(
-    settings: Settings, registry: Registry, store_ids: list[str] | None, *, full: bool
+    settings: Settings,
+    registry: Registry,
+    store_ids: list[str] | None,
+    *,
+    full: bool,
+    on_worker: bool = False,
 ) -> bool:
     """Run the syncs, print a line per run; True when every run succeeded."""
-    from pipelines.runner import step_asset, sync_stores
+    from pipelines.runner import step_asset, sync_stores, sync_stores_on_worker
     from warehouse.lake import refuse_delta_home
 
     refuse_delta_home(settings)
 
     ok = True
-    for outcome in sync_stores(settings, registry, store_ids, full=full):
+    run_syncs = sync_stores_on_worker if on_worker else sync_stores
+    for outcome in run_syncs(settings, registry, store_ids, full=full):
         where = "exchange rates" if outcome.label == "exchange_rates" else f"store {outcome.label}"
         if outcome.interrupted:
             click.echo(f"error: {where}: interrupted (run {outcome.run_id})", err=True)
@@ -114,42 +132,128 @@ def serve(app: AppContext, host: str, port: int, workers: int) -> None:
 @click.option("--dagster-port", default=3000, show_default=True, type=int)
 @pass_app
 def up(app: AppContext, host: str, port: int, dagster_port: int) -> None:
-    """Run the API, the Dagster UI and the Dagster daemon until Ctrl-C."""
+    """Run every role on this machine: the API, Dagster's UI and daemon, the housekeeper,
+    and the code server that executes runs, until Ctrl-C."""
     sys.exit(run_services(app.settings, host=host, port=port, dagster_port=dagster_port))
 
 
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address of the UI.")
+@click.option("--port", default=3000, show_default=True, type=int, help="Dagster UI port.")
+@pass_app
+def orchestrator(app: AppContext, host: str, port: int) -> None:
+    """Run the orchestrator role: Dagster's webserver and daemon and Quarry's housekeeper,
+    until Ctrl-C. Runs execute in the worker at QUARRY_WORKER_ADDRESS (or, unset, in a code
+    server the webserver starts on this machine)."""
+    settings = app.settings
+    commands = _orchestrator_commands(settings, host, port)
+    click.echo(f"Dagster UI on http://{host}:{port}; code location at {_location(settings)}")
+    sys.exit(_supervise(settings, commands))
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=4000, show_default=True, type=int)
+@pass_app
+def worker(app: AppContext, host: str, port: int) -> None:
+    """Run the worker role: the Dagster code server of Quarry's pipelines, whose processes
+    execute the runs the orchestrator launches, until Ctrl-C."""
+    from quarry.files import staging_dir
+
+    settings = app.settings
+    settings.ensure_home()
+    # Files that runs of an earlier worker of this home were staging: no run of theirs can
+    # still be going (one worker per home), so nothing half-written outlives a restart.
+    shutil.rmtree(staging_dir(settings), ignore_errors=True)
+    command = [_tool("dagster"), "code-server", "start", "-m", "pipelines.definitions",
+               "-a", "defs", "-h", host, "-p", str(port), "--location-name", LOCATION]  # fmt: skip
+    click.echo(f"worker {settings.role_id}: code server on {host}:{port}")
+    sys.exit(_supervise(settings, {"code-server": command}))
+
+
+@click.command()
+@pass_app
+def housekeeper(app: AppContext) -> None:
+    """Fail export jobs whose run can no longer finish, submit jobs no run has taken and
+    remove expired files, every 10 s until stopped (`orchestrator` and `up` start it)."""
+    import threading
+
+    from exports.housekeeping import run_housekeeper
+
+    logging.getLogger("exports").setLevel(logging.INFO)
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    run_housekeeper(app.settings, stop)
+
+
 def run_services(settings: Settings, *, host: str, port: int, dagster_port: int) -> int:
-    """Start the three services and supervise them; returns the exit status."""
+    """Start every role on this machine and supervise them; returns the exit status."""
     from api.connections import PROTOCOL
+
+    dagster_url = f"http://{host}:{dagster_port}"
+    commands = {
+        "api": [sys.executable, "-m", "uvicorn", "api.main:create_app", "--factory",
+                "--host", host, "--port", str(port), "--http", PROTOCOL, "--ws", "none"],
+        **_orchestrator_commands(settings, host, dagster_port),
+    }  # fmt: skip
+    click.echo(f"API on http://{host}:{port}, Dagster UI on {dagster_url}")
+    click.echo("Ctrl-C stops all of them.")
+    # The API submits export runs to this Dagster, whatever QUARRY_DAGSTER_URL says.
+    return _supervise(settings, commands, extra={"QUARRY_DAGSTER_URL": dagster_url})
+
+
+def _orchestrator_commands(settings: Settings, host: str, port: int) -> dict[str, list[str]]:
     from pipelines.instance import write_instance_config
     from warehouse.lake import refuse_delta_home
 
     refuse_delta_home(settings)
     write_instance_config(settings)
     workspace = _workspace(settings)
-    env = os.environ | {
-        "DAGSTER_HOME": str(settings.resolved_dagster_home),
-        "QUARRY_HOME": str(settings.home),
-    }
-    commands = {
-        "api": [sys.executable, "-m", "uvicorn", "api.main:create_app", "--factory",
-                "--host", host, "--port", str(port), "--http", PROTOCOL, "--ws", "none"],
+    return {
         "dagster-webserver": [_tool("dagster-webserver"), "-w", str(workspace),
-                              "-h", host, "-p", str(dagster_port)],
+                              "-h", host, "-p", str(port)],
         "dagster-daemon": [_tool("dagster-daemon"), "run", "-w", str(workspace)],
+        "housekeeper": [_tool("quarry"), "housekeeper"],
     }  # fmt: skip
-    click.echo(f"API on http://{host}:{port}, Dagster UI on http://{host}:{dagster_port}")
-    click.echo("Ctrl-C stops all of them.")
-    return Supervisor(commands, env=env, cwd=workspace.parent).run()
+
+
+def _supervise(
+    settings: Settings, commands: dict[str, list[str]], extra: dict[str, str] | None = None
+) -> int:
+    from pipelines.instance import role_environment
+
+    settings.ensure_home()
+    # Every role's processes import the project's packages from its root (the exports and
+    # pipelines packages are not part of the installed distribution).
+    path = os.pathsep.join(p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH")) if p)
+    env = os.environ | role_environment(settings) | {"PYTHONPATH": path} | (extra or {})
+    return Supervisor(commands, env=env, cwd=PROJECT_ROOT).run()
+
+
+def _location(settings: Settings) -> str:
+    return settings.worker_address or "a code server of this machine"
 
 
 def _workspace(settings: Settings) -> Path:
-    """The project's workspace.yaml, or (installed without the source tree) one written
-    into DAGSTER_HOME with the same code location."""
+    """Where the orchestrator finds the code location: the worker at QUARRY_WORKER_ADDRESS
+    (a workspace written into DAGSTER_HOME), else the project's workspace.yaml (or, installed
+    without the source tree, one written into DAGSTER_HOME), whose code server the webserver
+    and the daemon start on this machine."""
+    written = settings.resolved_dagster_home / "workspace.yaml"
+    if settings.worker_address:
+        host, _, port = settings.worker_address.rpartition(":")
+        if not host or not port.isdigit():
+            raise ConfigurationError(
+                f"QUARRY_WORKER_ADDRESS must be host:port, got {settings.worker_address!r}"
+            )
+        workspace = {"load_from": [{"grpc_server": {
+            "host": host, "port": int(port), "location_name": LOCATION}}]}  # fmt: skip
+        written.write_text(GRPC_HEADER + yaml.safe_dump(workspace, sort_keys=False))
+        return written
     shipped = PROJECT_ROOT / "workspace.yaml"
     if shipped.exists():
         return shipped
-    written = settings.resolved_dagster_home / "workspace.yaml"
     written.write_text(WORKSPACE)
     return written
 
@@ -275,5 +379,5 @@ def _demo_key(registry: Registry, account_id: str) -> str:
         return create_key(session, account_id=account_id, scopes=DEMO_SCOPES).secret
 
 
-COMMANDS = [sync, serve, up]
+COMMANDS = [sync, serve, up, orchestrator, worker, housekeeper]
 DEMO_COMMANDS = [demo_start]

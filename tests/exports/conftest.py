@@ -36,6 +36,7 @@ from exports.jobs import create_job
 from pipelines.instance import write_instance_config
 from pipelines.runner import sync_stores
 from platforms.demo.seed import seed_demo
+from quarry.files import export_files
 from quarry.settings import Settings, load_settings
 from registry.accounts import list_stores
 from registry.db import Registry
@@ -96,7 +97,9 @@ def stored(settings: Settings, world: World, job_id: str) -> Path:
     with world.registry.session() as session:
         job = session.get(ExportJob, job_id)
         assert job is not None and job.file_path is not None
-        return settings.exports_dir / job.file_path
+        local = export_files(settings).local_path(job.file_path)
+        assert local is not None
+        return local
 
 
 # --- The end-to-end stack -------------------------------------------------------------------
@@ -201,18 +204,17 @@ class Stack:
         if self.dagster_started:
             return
         self.dagster_started = True
-        workspace = str(ROOT / "workspace.yaml")
+        # The orchestrator role as operators start it: Dagster's webserver and daemon and
+        # the housekeeper (the reaper and reconciler of export jobs).
         self.services.start(
-            "dagster-webserver", str(BIN / "dagster-webserver"), "-w", workspace,
-            "-h", "127.0.0.1", "-p", str(self.dagster_port),
-        )  # fmt: skip
-        self.services.start("dagster-daemon", str(BIN / "dagster-daemon"), "run", "-w", workspace)
+            "orchestrator", str(BIN / "quarry"), "orchestrator", "--port", str(self.dagster_port)
+        )
         # Generous: on a loaded 2-core CI machine (other tests spawn processes of their own)
         # a restart once took longer than 120 s. The log says why when it does not come up.
         try:
             wait_for(self._dagster_up, "the Dagster webserver", timeout=240)
         except AssertionError as exc:
-            log = self.services.logs / "dagster-webserver.log"
+            log = self.services.logs / "orchestrator.log"
             tail = log.read_text(errors="replace")[-3000:] if log.exists() else "(no log)"
             raise AssertionError(f"{exc}; its log ends with:\n{tail}") from None
 
@@ -221,7 +223,7 @@ class Stack:
         services' environment as it is then."""
         if not self.dagster_started:
             return
-        self.services.stop("dagster-webserver", "dagster-daemon")
+        self.services.stop("orchestrator")
         self.dagster_started = False
 
     def _dagster_up(self) -> bool:

@@ -22,8 +22,9 @@ import openpyxl
 import pytest
 
 from exports.neutralise import FORMULA_TRIGGERS, neutralise
-from exports.produce import stored_file
+from exports.produce import file_key
 from pipelines.runner import sync_stores
+from quarry.files import TEMPORARY_MARK, export_files
 from registry.models import ExportJob
 from tests.api.conftest import isolated_env
 from tests.exports.conftest import Stack, apply, wait_for
@@ -132,10 +133,14 @@ def test_a_killed_worker_fails_its_job_and_a_rerun_succeeds(stack: Stack) -> Non
     job_id = stack.run("E2E kill")
     # A FIFO where the job writes its file: opening it blocks the worker mid-run, with the
     # job running, until we kill it. The run takes seconds to start; this takes none.
-    partial = stored_file(stack.settings, job_id, "csv")
-    partial = partial.with_name(partial.name + ".part")
+    target = export_files(stack.settings).local_path(file_key(job_id, "csv"))
+    assert target is not None
+    partial = target.with_name(f"{target.name}{TEMPORARY_MARK}run")
     partial.parent.mkdir(parents=True)
     os.mkfifo(partial)
+    # What a writer of the run leaves beside it: the reaper removes it with the job.
+    leftover = target.with_name("tmpk1ll3d")
+    leftover.write_text("half")
     try:
         worker = wait_for(lambda: _worker(stack, job_id), "the worker to start", timeout=120)
         assert stack.job(job_id)["status"] == "running"
@@ -144,6 +149,8 @@ def test_a_killed_worker_fails_its_job_and_a_rerun_succeeds(stack: Stack) -> Non
         assert job["status"] == "failed", job
         assert "stopped" in job["error"] and "run the export again" in job["error"], job
         assert job["file_name"] is None, job  # killed before its file was complete
+        # The reaper removes it right after it fails the job.
+        wait_for(lambda: not leftover.exists(), "the reaper to remove leftovers", timeout=30)
     finally:
         partial.unlink(missing_ok=True)
     rerun = stack.run("E2E kill")

@@ -4,7 +4,6 @@ reaper fails jobs whose worker died or whose run ended without a result."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,10 +13,12 @@ import pytest
 from dagster import DagsterInstance
 
 from exports.jobs import create_job
-from exports.reaper import STALE_AFTER, process_alive, reap
+from exports.reaper import process_alive, reap
 from exports.reconciler import GRACE, unlaunched_jobs
 from exports.runs import latest_run, run_tags
 from pipelines.exports.jobs import export
+from quarry.files import TEMPORARY_MARK, export_files
+from quarry.settings import load_settings
 from registry.models import ExportConfig, ExportJob, utcnow
 from tests.api.world import World
 from tests.exports.conftest import apply_yaml
@@ -72,22 +73,34 @@ def test_reconciler_lists_old_unlaunched_jobs_and_records_found_runs(
 def test_reaper_fails_dead_and_silent_workers(
     export_world: World, config_id: str, instance: DagsterInstance
 ) -> None:
+    settings = load_settings(role_id="orchestrator-1", heartbeat_timeout_seconds=30)
+    stale = timedelta(seconds=30)
     now = utcnow()
-    host = socket.gethostname()
     dead = new_job(
-        export_world, config_id, status="running", worker=f"{host}:{dead_pid()}",
+        export_world, config_id, status="running", worker=f"orchestrator-1:{dead_pid()}",
         started_at=now, heartbeat_at=now,
     )  # fmt: skip
     silent = new_job(
-        export_world, config_id, status="running", worker="elsewhere:1",
-        started_at=now - STALE_AFTER * 2, heartbeat_at=now - STALE_AFTER - timedelta(seconds=5),
+        export_world, config_id, status="running", worker="worker-2:1",
+        started_at=now - stale * 2, heartbeat_at=now - stale - timedelta(seconds=5),
     )  # fmt: skip
     alive = new_job(
-        export_world, config_id, status="running", worker=f"{host}:{os.getpid()}",
+        export_world, config_id, status="running", worker=f"orchestrator-1:{os.getpid()}",
         started_at=now, heartbeat_at=now,
     )  # fmt: skip
-    reaped = reap(export_world.registry, instance, now)
-    assert dead in reaped and silent in reaped and alive not in reaped
+    # Another role's process numbers mean nothing here, even a dead one's: only its
+    # heartbeat says whether it is gone.
+    elsewhere = new_job(
+        export_world, config_id, status="running", worker=f"worker-2:{dead_pid()}",
+        started_at=now, heartbeat_at=now - stale + timedelta(seconds=5),
+    )  # fmt: skip
+    leftovers = export_files(settings)
+    leftovers.put_bytes(f"{silent}/export.csv{TEMPORARY_MARK}run", b"half")
+    leftovers.put_bytes(f"{silent}/tmpabc123", b"xlsxwriter's")
+    reaped = reap(settings, export_world.registry, instance, now)
+    assert dead in reaped and silent in reaped
+    assert alive not in reaped and elsewhere not in reaped
+    assert leftovers.keys(silent) == []
     assert "stopped mid-run" in (row(export_world, dead).error or "")
     assert "no heartbeat" in (row(export_world, silent).error or "")
     assert row(export_world, dead).status == "failed"
@@ -103,7 +116,7 @@ def test_reaper_fails_jobs_whose_run_ended_without_them(
     with export_world.registry.session() as session:
         session.get(ExportJob, job_id).dagster_run_id = run.run_id  # type: ignore[union-attr]
     assert latest_run(instance, job_id).status == "FAILURE"  # type: ignore[union-attr]
-    assert job_id in reap(export_world.registry, instance)
+    assert job_id in reap(load_settings(), export_world.registry, instance)
     assert row(export_world, job_id).status == "failed"
     assert "could not load" in (row(export_world, job_id).error or "")
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from dagster import DagsterInstance, RunRequest, SensorResult, build_sensor_context
+from dagster import DagsterInstance, SensorResult, build_sensor_context
 from sqlalchemy import select
 
 from exports.jobs import create_job
-from exports.reconciler import GRACE
 from exports.runs import CONFIG_TAG, JOB_TAG, latest_run, run_tags
 from pipelines.definitions import defs
-from pipelines.exports.sensors import reconcile_exports, scheduled_exports
+from pipelines.exports.sensors import scheduled_exports
 from pipelines.resources import QuarryResource
 from pipelines.runner import QUIET
 from registry.db import Registry
@@ -99,16 +98,3 @@ def test_scheduled_exports_request_one_run_per_configuration_and_tick(
         (r.run_key, r.tags[JOB_TAG]) for r in second
     ]
     assert all(r.tags[CONFIG_TAG] == scheduled[r.run_key.split(":")[0]] for r in first)  # type: ignore[union-attr]
-
-
-def test_the_reconciler_requests_runs_for_unlaunched_jobs(
-    instance: DagsterInstance, registry: Registry, demo_account: str
-) -> None:
-    old = queue(registry, demo_account, "Customers (Excel)", created_at=utcnow() - GRACE * 2)
-    young = queue(registry, demo_account, "Customers (Excel)")
-    with build_sensor_context(instance=instance, resources={"quarry": QuarryResource()}) as context:
-        result = reconcile_exports(context)
-    assert isinstance(result, SensorResult)
-    requests: list[RunRequest] = list(result.run_requests or [])
-    assert [r.tags[JOB_TAG] for r in requests] == [old]
-    assert requests[0].run_key == f"export-job:{old}" and young not in requests[0].run_key
