@@ -221,9 +221,15 @@ def _orchestrator_commands(settings: Settings, host: str, port: int) -> dict[str
 def _supervise(
     settings: Settings, commands: dict[str, list[str]], extra: dict[str, str] | None = None
 ) -> int:
-    from pipelines.instance import role_environment
+    from pipelines.instance import open_instance, role_environment
 
     settings.ensure_home()
+    # The registry and Dagster's storage are created and migrated here, once: children
+    # starting together on a new home would each try to create the same tables, and all
+    # but one fail.
+    Registry(settings).dispose()
+    with open_instance(settings):
+        pass
     # Every role's processes import the project's packages from its root (the exports and
     # pipelines packages are not part of the installed distribution).
     path = os.pathsep.join(p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH")) if p)
