@@ -13,7 +13,6 @@ puts the files back afterwards (bench.dataset.demo_files_restored).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -23,6 +22,7 @@ from platforms.demo.rows import drop_rows, replace_rows, without_parents
 from platforms.demo.storage import (
     DELETIONS,
     DELETIONS_SCHEMA,
+    Folder,
     publish,
     read_store_table,
     stage_tables,
@@ -80,7 +80,7 @@ def change_orders(
     return done
 
 
-def _change_store(directory: Path, share: int, rng: np.random.Generator) -> FixedChange:
+def _change_store(directory: Folder, share: int, rng: np.random.Generator) -> FixedChange:
     tables = {name: read_store_table(directory, name) for name in SOURCE_DATASETS["orders"]}
     deletions = read_store_table(directory, DELETIONS)
     orders = tables["orders"]

@@ -186,7 +186,9 @@ def demo_files_restored(dataset: Dataset) -> Iterator[None]:
     reused dataset starts every run from the same seeded data."""
     from platforms.demo.storage import account_dir
 
-    source = account_dir(dataset.settings, dataset.account_id)
+    source = account_dir(dataset.settings, dataset.account_id).local_path()
+    if source is None:
+        raise RuntimeError("the bench's demo files must be local (QUARRY_DATA_URL unset)")
     backup = dataset.home / "demo-before-advance"
     if backup.exists():  # a run that died mid-advance: its backup is the seeded data
         shutil.rmtree(source, ignore_errors=True)

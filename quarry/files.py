@@ -56,7 +56,7 @@ class FileStore:
     def put_file(self, source: Path, key: str) -> None:
         """Copy a local file to `key`: under a temporary name first, then moved."""
         temporary = f"{key}{TEMPORARY_MARK}{uuid.uuid4().hex}"
-        self._ensure_parent(temporary)
+        self.make_parent(temporary)
         try:
             pafs.copy_files(
                 str(source),
@@ -72,7 +72,7 @@ class FileStore:
     def put_bytes(self, key: str, data: bytes) -> None:
         """Write `data` to `key`: under a temporary name first, then moved."""
         temporary = f"{key}{TEMPORARY_MARK}{uuid.uuid4().hex}"
-        self._ensure_parent(temporary)
+        self.make_parent(temporary)
         try:
             with self.filesystem.open_output_stream(self.path(temporary)) as out:
                 out.write(data)
@@ -117,6 +117,19 @@ class FileStore:
         elif info.type == pafs.FileType.File:
             self.filesystem.delete_file(path)
 
+    def move(self, source: str, target: str) -> None:
+        """Move the file or folder `source` to `target` (replacing a file there). A folder
+        moves in one rename on a local disk, file by file on S3."""
+        info = self.filesystem.get_file_info(self.path(source))
+        if info.type == pafs.FileType.Directory and not isinstance(
+            self.filesystem, pafs.LocalFileSystem
+        ):
+            for key in self.keys(source):
+                self.filesystem.move(self.path(key), self.path(target + key[len(source) :]))
+            return
+        self.make_parent(target)
+        self.filesystem.move(self.path(source), self.path(target))
+
     def remove_temporaries(self, prefix: str = "") -> list[str]:
         """Remove the temporary files under `prefix` that writers left; returns their keys.
         Only for folders no writer is using (a job that ended, a store being replaced)."""
@@ -125,7 +138,8 @@ class FileStore:
             self._delete_file(key)
         return left
 
-    def _ensure_parent(self, key: str) -> None:
+    def make_parent(self, key: str) -> None:
+        """Create the folder `key` goes in (a local folder; nothing to do on S3)."""
         parent = self.path(key).rsplit("/", 1)[0]
         self.filesystem.create_dir(parent, recursive=True)
 

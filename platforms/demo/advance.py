@@ -3,20 +3,21 @@
 Each store gets new orders (with lines, refunds and new customers), changes to old orders,
 customers, products and drafts, and a few deletions, all at times in (old clock, new clock].
 The result depends only on the seed and the sequence of advances. Files of every store are
-written first and renamed into place together, then the state records the new clock.
+written first and then published (platforms.demo.storage), then the state records the new
+clock.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from platforms.demo.state import DemoState
 from platforms.demo.storage import (
     DELETIONS,
     STORE_TABLES,
+    Staged,
     discard,
     load_state,
     publish,
@@ -75,11 +76,11 @@ def advance_demo(
     old = state.clock
     new = old + days * DAY
     totals = {name: Counts(0, 0, 0) for name in SOURCE_DATASETS}
-    staged: list[tuple[Path, Path]] = []
+    staged: list[Staged] = []
     try:
         for store in state.stores:
             directory = store_dir(settings, account_id, store.id)
-            if store.id not in registered or not directory.is_dir():
+            if store.id not in registered or not directory.exists():
                 continue
             tables = {
                 name: read_store_table(directory, name) for name in (*STORE_TABLES, DELETIONS)

@@ -11,7 +11,6 @@ advance's changes, never a deletion, and the next sync picks up what it missed.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -20,7 +19,13 @@ import pyarrow.parquet as pq
 
 from platforms.base import ChangePage
 from platforms.demo.cursor import Position, decode, encode
-from platforms.demo.storage import DELETIONS, read_children, read_store_table, store_dir
+from platforms.demo.storage import (
+    DELETIONS,
+    Folder,
+    read_children,
+    read_store_table,
+    store_dir,
+)
 from quarry.errors import InvalidRequest, NotFound
 from quarry.settings import Settings
 from warehouse.schemas import SOURCE_DATASETS, TABLES, TS
@@ -61,15 +66,17 @@ class DemoConnector:
         self.page_size = page_size
 
     @property
-    def _directory(self) -> Path:
+    def _directory(self) -> Folder:
         directory = store_dir(self.settings, self.account_id, self.store_id)
-        if not directory.is_dir():
+        if not directory.exists():
             raise NotFound(f"no demo data for store {self.store_id!r}")
         return directory
 
     def count(self, dataset: str) -> int:
         parent = _datasets_tables(dataset)[0]
-        return pq.ParquetFile(self._directory / f"{parent}.parquet").metadata.num_rows
+        folder = self._directory
+        with folder.files.filesystem.open_input_file(folder.path(f"{parent}.parquet")) as f:
+            return int(pq.ParquetFile(f).metadata.num_rows)
 
     def changes(self, dataset: str, cursor: str | None) -> Iterator[ChangePage]:
         tables = _datasets_tables(dataset)

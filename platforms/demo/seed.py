@@ -3,23 +3,17 @@ stores. Either all of it exists afterwards or none of it."""
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
 from exports.samples import create_sample_configs
 from platforms.demo.generator import generate_store
 from platforms.demo.state import DemoState
-from platforms.demo.storage import (
-    account_dir,
-    load_state,
-    publish,
-    save_state,
-    stage_tables,
-)
+from platforms.demo.storage import Folder, load_state, publish, save_state, stage_tables
 from platforms.demo.templates import split_orders, store_slug, template_for
 from platforms.demo.timeline import day_seconds
 from quarry.errors import InvalidRequest
+from quarry.files import demo_files
 from quarry.settings import Settings
 from registry.accounts import create_account, create_store
 from registry.db import Registry
@@ -65,7 +59,10 @@ def seed_demo(
         )
     anchor = anchor or datetime.now(UTC).date()
     store_ids = [new_id("st", 10) for _ in range(stores)]
-    staging = settings.demo_dir / f".seeding-{new_id('tmp', 8)}"
+    files = demo_files(settings)
+    # Seeded under a name of its own, moved under the account's id once the registry has
+    # given one: an account never points at files half written.
+    staging = f".seeding-{new_id('tmp', 8)}"
     final = None
     try:
         states = []
@@ -73,7 +70,7 @@ def seed_demo(
             zip(store_ids, split_orders(orders, stores), strict=True)
         ):
             seeded = generate_store(seed, index, store_id, count, anchor)
-            publish(stage_tables(staging / store_id, seeded.tables))
+            publish(stage_tables(Folder(files, f"{staging}/{store_id}"), seeded.tables))
             states.append(seeded.state)
         with registry.session() as session:
             account = create_account(
@@ -91,8 +88,8 @@ def seed_demo(
                     platform="demo",
                 )
             create_sample_configs(session, settings, account.id)
-            final = account_dir(settings, account.id)
-            staging.rename(final)
+            final = account.id
+            files.move(staging, final)
             save_state(
                 settings,
                 DemoState(
@@ -106,9 +103,9 @@ def seed_demo(
             )
             account_id = account.id
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        files.remove(staging)
         if final is not None:
-            shutil.rmtree(final, ignore_errors=True)
+            files.remove(final)
         raise
     return account_id
 

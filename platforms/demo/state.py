@@ -3,17 +3,13 @@ position, order rate and next platform ids."""
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import asdict, dataclass, field
 from datetime import date
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from platforms.demo.timeline import to_datetime
-from quarry.errors import ConfigurationError
 
 STATE_FILE = "state.json"
 ID_TYPES = (
@@ -74,22 +70,3 @@ class DemoState:
             advances=int(data["advances"]),
             stores=[StoreState(**s) for s in data["stores"]],
         )
-
-
-def read_state(account_dir: Path) -> DemoState | None:
-    """The state in `account_dir`, or None when there is none."""
-    path = account_dir / STATE_FILE
-    try:
-        return DemoState.from_json(json.loads(path.read_text()))
-    except FileNotFoundError:
-        return None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ConfigurationError(f"demo state {path} is unreadable: {exc}") from exc
-
-
-def write_state(account_dir: Path, state: DemoState) -> None:
-    """Write the state atomically: readers see the old file or the new one, never half."""
-    path = account_dir / STATE_FILE
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(json.dumps(state.to_json(), indent=2, ensure_ascii=False))
-    os.replace(temporary, path)

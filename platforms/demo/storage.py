@@ -1,18 +1,24 @@
-"""The demo platform's own database: Parquet files per store and a JSON state per account.
+"""The demo platform's own database: Parquet files per store and a JSON state per account,
+in the demo file store (quarry.files.demo_files: QUARRY_HOME/demo, or <QUARRY_DATA_URL>/demo
+so that a worker on another host reads what was seeded elsewhere).
 
-    QUARRY_HOME/demo/<account_id>/state.json
-    QUARRY_HOME/demo/<account_id>/<store_id>/<table>.parquet   current rows, deleted ones gone
-    QUARRY_HOME/demo/<account_id>/<store_id>/deletions.parquet (id, dataset, deleted_at)
+    <account_id>/state.json
+    <account_id>/<store_id>/<table>.parquet   current rows, deleted ones gone
+    <account_id>/<store_id>/deletions.parquet (id, dataset, deleted_at)
 
-Files are written under temporary names and renamed into place, so a reader sees a whole old
-file or a whole new one.
+Each file is written under a temporary name and moved into place, so a reader sees a whole
+old file or a whole new one. The files of one advance are published one after the other:
+a sync that reads between two of them may see part of the advance and picks up the rest
+next time (the connector reads deletions first, so it never misses one); the state is
+written last.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
+import json
+import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +27,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from platforms.demo.state import STATE_FILE, DemoState, read_state, write_state
-from quarry.errors import NotFound
+from platforms.demo.state import STATE_FILE, DemoState
+from quarry.errors import ConfigurationError, NotFound
+from quarry.files import TEMPORARY_MARK, FileStore, demo_files
 from quarry.settings import Settings
 from warehouse.schemas import SOURCE_DATASETS, TABLES, TS
 
@@ -42,11 +49,46 @@ DELETIONS_SCHEMA = pa.schema(
 )
 
 
-def account_dir(settings: Settings, account_id: str) -> Path:
-    return settings.demo_dir / account_id
+@dataclass(frozen=True)
+class Folder:
+    """A folder of the demo file store: an account's or a store's."""
+
+    files: FileStore
+    key: str
+
+    def __truediv__(self, name: str) -> Folder:
+        return Folder(self.files, f"{self.key}/{name}")
+
+    @property
+    def name(self) -> str:
+        return self.key.rsplit("/", 1)[-1]
+
+    def path(self, name: str) -> str:
+        """The path of file `name` in the store's filesystem."""
+        return self.files.path(f"{self.key}/{name}")
+
+    def exists(self) -> bool:
+        return bool(self.files.keys(self.key))
+
+    def local_path(self) -> Path | None:
+        """The folder on the local disk, when the demo files are local."""
+        return self.files.local_path(self.key)
 
 
-def store_dir(settings: Settings, account_id: str, store_id: str) -> Path:
+@dataclass(frozen=True)
+class Staged:
+    """A file written under a temporary name, waiting for `publish`."""
+
+    files: FileStore
+    temporary: str
+    final: str
+
+
+def account_dir(settings: Settings, account_id: str) -> Folder:
+    return Folder(demo_files(settings), account_id)
+
+
+def store_dir(settings: Settings, account_id: str, store_id: str) -> Folder:
     return account_dir(settings, account_id) / store_id
 
 
@@ -58,76 +100,82 @@ def schema_of(table: str) -> pa.Schema:
     return TABLES[table].schema
 
 
-def stage_tables(directory: Path, tables: dict[str, pa.Table]) -> list[tuple[Path, Path]]:
-    """Write each table to a temporary file in `directory`; return (temporary, final) pairs
-    for `publish`. Nothing is visible to readers yet."""
-    directory.mkdir(parents=True, exist_ok=True)
+def stage_tables(folder: Folder, tables: dict[str, pa.Table]) -> list[Staged]:
+    """Write each table under a temporary name in `folder`; return them for `publish`.
+    Nothing is visible to readers yet."""
     staged = []
     for name, table in tables.items():
-        final = directory / f"{name}.parquet"
-        temporary = directory / f".{name}.parquet.tmp"
+        final = f"{folder.key}/{name}.parquet"
+        temporary = f"{folder.key}/.{name}.parquet{TEMPORARY_MARK}{uuid.uuid4().hex[:8]}"
+        folder.files.make_parent(temporary)
         dictionary = [c for c in table.schema.names if c not in _UNIQUE_COLUMNS]
         pq.write_table(
             table.cast(schema_of(name)),
-            temporary,
+            folder.files.path(temporary),
+            filesystem=folder.files.filesystem,
             compression="lz4",
             use_dictionary=dictionary,
             row_group_size=ROW_GROUP_ROWS,
         )
-        staged.append((temporary, final))
+        staged.append(Staged(folder.files, temporary, final))
     return staged
 
 
-def publish(staged: Iterable[tuple[Path, Path]]) -> None:
-    for temporary, final in staged:
-        os.replace(temporary, final)
+def publish(staged: Iterable[Staged]) -> None:
+    # Deletions first: a sync reading in between sees each deletion no later than the rows
+    # it follows (platforms.demo.connector).
+    for item in sorted(staged, key=lambda s: not s.final.endswith(f"/{DELETIONS}.parquet")):
+        item.files.move(item.temporary, item.final)
 
 
-def discard(staged: Iterable[tuple[Path, Path]]) -> None:
-    for temporary, _ in staged:
-        temporary.unlink(missing_ok=True)
+def discard(staged: Iterable[Staged]) -> None:
+    for item in staged:
+        item.files.remove(item.temporary)
 
 
 def read_store_table(
-    directory: Path, table: str, filters: list[tuple[str, str, Any]] | None = None
+    folder: Folder, table: str, filters: list[tuple[str, str, Any]] | None = None
 ) -> pa.Table:
-    """The rows of `table` in a store directory (an empty table before any deletion);
-    with `filters` (pyarrow's DNF), only the rows that match, skipping row groups whose
+    """The rows of `table` in a store folder (an empty table before any deletion); with
+    `filters` (pyarrow's DNF), only the rows that match, skipping row groups whose
     statistics rule them out."""
     schema = schema_of(table)
-    path = directory / f"{table}.parquet"
-    if table == DELETIONS and not path.exists():
+    name = f"{table}.parquet"
+    if table == DELETIONS and folder.files.size(f"{folder.key}/{name}") is None:
         return schema.empty_table()
-    return pq.read_table(path, schema=schema, filters=filters)
+    return pq.read_table(
+        folder.path(name), filesystem=folder.files.filesystem, schema=schema, filters=filters
+    )
 
 
-def read_children(directory: Path, table: str, key: str, parent_ids: pa.Array) -> pa.Table:
+def read_children(folder: Folder, table: str, key: str, parent_ids: pa.Array) -> pa.Table:
     """The rows of `table` whose `key` is one of `parent_ids`, reading only the row groups
     whose `key` range holds one of them (a platform's index lookup, in file terms)."""
     schema = schema_of(table)
-    source = pq.ParquetFile(directory / f"{table}.parquet")
-    wanted = np.sort(np.asarray(parent_ids.to_numpy(zero_copy_only=False), dtype=object))
-    column = source.schema_arrow.get_field_index(key)
-    groups = []
-    for index in range(source.metadata.num_row_groups):
-        stats = source.metadata.row_group(index).column(column).statistics
-        if stats is None or not stats.has_min_max:
-            groups.append(index)
-            continue
-        first = np.searchsorted(wanted, stats.min, side="left")
-        if first < len(wanted) and wanted[first] <= stats.max:
-            groups.append(index)
-    rows = source.read_row_groups(groups).cast(schema) if groups else schema.empty_table()
+    with folder.files.filesystem.open_input_file(folder.path(f"{table}.parquet")) as handle:
+        source = pq.ParquetFile(handle)
+        wanted = np.sort(np.asarray(parent_ids.to_numpy(zero_copy_only=False), dtype=object))
+        column = source.schema_arrow.get_field_index(key)
+        groups = []
+        for index in range(source.metadata.num_row_groups):
+            stats = source.metadata.row_group(index).column(column).statistics
+            if stats is None or not stats.has_min_max:
+                groups.append(index)
+                continue
+            first = np.searchsorted(wanted, stats.min, side="left")
+            if first < len(wanted) and wanted[first] <= stats.max:
+                groups.append(index)
+        rows = source.read_row_groups(groups).cast(schema) if groups else schema.empty_table()
     return rows.filter(pc.is_in(rows[key], value_set=parent_ids))
 
 
 def load_table(settings: Settings, account_id: str, store_id: str, table: str) -> pa.Table:
     """Ground truth: the current (not deleted) rows of one demo store's `table`, in the
     table's warehouse schema. NotFound when the store has no demo data."""
-    directory = store_dir(settings, account_id, store_id)
-    if not directory.is_dir():
+    folder = store_dir(settings, account_id, store_id)
+    if not folder.exists():
         raise NotFound(f"no demo data for store {store_id!r} of account {account_id!r}")
-    return read_store_table(directory, table)
+    return read_store_table(folder, table)
 
 
 def load_deletions(settings: Settings, account_id: str, store_id: str) -> pa.Table:
@@ -148,17 +196,34 @@ def save_state(settings: Settings, state: DemoState) -> None:
     write_state(account_dir(settings, state.account_id), state)
 
 
+def read_state(folder: Folder) -> DemoState | None:
+    """The state of the account folder, or None when there is none."""
+    data = folder.files.get_bytes(f"{folder.key}/{STATE_FILE}")
+    if data is None:
+        return None
+    try:
+        return DemoState.from_json(json.loads(data))
+    except (ValueError, KeyError, TypeError) as exc:
+        where = f"{folder.files.url}/{folder.key}/{STATE_FILE}"
+        raise ConfigurationError(f"demo state {where} is unreadable: {exc}") from exc
+
+
+def write_state(folder: Folder, state: DemoState) -> None:
+    """Write the state atomically: readers see the old file or the new one, never half."""
+    text = json.dumps(state.to_json(), indent=2, ensure_ascii=False)
+    folder.files.put_bytes(f"{folder.key}/{STATE_FILE}", text.encode())
+
+
 def demo_accounts(settings: Settings) -> list[str]:
     """Ids of the accounts that have demo data, sorted."""
-    if not settings.demo_dir.exists():
-        return []
-    return sorted(p.parent.name for p in settings.demo_dir.glob(f"*/{STATE_FILE}"))
+    keys = demo_files(settings).keys()
+    return sorted(k.split("/")[0] for k in keys if k.count("/") == 1 and k.endswith(STATE_FILE))
 
 
 def find_account_id(settings: Settings, store_id: str) -> str | None:
-    """The account whose demo data holds `store_id`, by looking at the directories."""
+    """The account whose demo data holds `store_id`, by looking at the files."""
     for account_id in demo_accounts(settings):
-        if store_dir(settings, account_id, store_id).is_dir():
+        if store_dir(settings, account_id, store_id).exists():
             return account_id
     return None
 
@@ -168,12 +233,13 @@ def delete_store_files(settings: Settings, store_id: str) -> None:
     account_id = find_account_id(settings, store_id)
     if account_id is None:
         return
-    state = read_state(account_dir(settings, account_id))
+    folder = account_dir(settings, account_id)
+    state = read_state(folder)
     if state is not None and state.store(store_id) is not None:
         state.stores = [s for s in state.stores if s.id != store_id]
-        save_state(settings, state)
-    shutil.rmtree(store_dir(settings, account_id, store_id), ignore_errors=True)
+        write_state(folder, state)
+    demo_files(settings).remove(f"{account_id}/{store_id}")
 
 
 def delete_account_files(settings: Settings, account_id: str) -> None:
-    shutil.rmtree(account_dir(settings, account_id), ignore_errors=True)
+    demo_files(settings).remove(account_id)

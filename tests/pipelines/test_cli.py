@@ -26,7 +26,9 @@ def test_sync_reports_each_store_and_names_the_failed_one(
 ) -> None:
     good, broken = store_ids
     # The second store's platform loses its data: every dataset of it fails to sync.
-    shutil.move(store_dir(settings, demo_account, broken), tmp_path / "away")
+    folder = store_dir(settings, demo_account, broken).local_path()
+    assert folder is not None
+    shutil.move(folder, tmp_path / "away")
 
     result = CliRunner().invoke(cli, ["sync"])
 

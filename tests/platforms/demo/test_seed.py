@@ -9,8 +9,9 @@ import pytest
 from sqlalchemy.exc import OperationalError
 
 from platforms.demo.seed import demo_stores, seed_demo
-from platforms.demo.storage import STORE_TABLES, account_dir, demo_accounts, load_state
+from platforms.demo.storage import STORE_TABLES, demo_accounts, load_state
 from quarry.errors import InvalidRequest
+from quarry.files import demo_files
 from quarry.settings import Settings
 from registry.accounts import get_account, list_accounts, list_stores
 from registry.db import Registry
@@ -44,7 +45,8 @@ def test_seed_registers_the_account_and_its_stores(quarry_env: Settings) -> None
         assert row.platform == "demo" and row.name == store.name
         assert row.domain.endswith(".demo-platform.test")
         for table in STORE_TABLES:
-            assert (account_dir(quarry_env, account_id) / store.id / f"{table}.parquet").is_file()
+            key = f"{account_id}/{store.id}/{table}.parquet"
+            assert demo_files(quarry_env).size(key), key
     state = load_state(quarry_env, account_id)
     assert (state.seed, state.anchor, state.advances) == (3, date(2025, 3, 1), 0)
     assert state.clock == int(datetime(2025, 3, 1, tzinfo=UTC).timestamp())

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
 from platforms.demo import storage
+from quarry.files import FileStore
 from warehouse.schemas import TABLES
 
 
@@ -26,8 +28,9 @@ def test_children_by_parent_read_only_matching_row_groups(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(storage, "ROW_GROUP_ROWS", 30)
-    storage.publish(storage.stage_tables(tmp_path, {"order_lines": _lines(300)}))
-    assert pq.ParquetFile(tmp_path / "order_lines.parquet").metadata.num_row_groups == 10
+    folder = storage.Folder(FileStore(pafs.LocalFileSystem(), str(tmp_path), str(tmp_path)), "s")
+    storage.publish(storage.stage_tables(folder, {"order_lines": _lines(300)}))
+    assert pq.ParquetFile(tmp_path / "s" / "order_lines.parquet").metadata.num_row_groups == 10
 
     wanted = pa.array(["o00002", "o00095", "o99999"])  # in the first and last groups, absent
     read: list[list[int]] = []
@@ -38,7 +41,7 @@ def test_children_by_parent_read_only_matching_row_groups(
         return real(self, groups, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(pq.ParquetFile, "read_row_groups", counting)
-    rows = storage.read_children(tmp_path, "order_lines", "order_id", wanted)
+    rows = storage.read_children(folder, "order_lines", "order_id", wanted)
 
     assert read == [[0, 9]]
     assert sorted(rows["id"].to_pylist()) == [
