@@ -58,6 +58,12 @@ def run_housekeeper(settings: Settings, stop: threading.Event, every: float = PA
     registry = Registry(settings)
     try:
         with open_instance(settings) as instance:
+            logger.info(
+                "housekeeper of %s: a pass every %.0f s (heartbeat timeout %.0f s)",
+                settings.role_id,
+                every,
+                settings.heartbeat_timeout_seconds,
+            )
             while True:
                 try:
                     done = housekeeping_pass(settings, registry, instance)

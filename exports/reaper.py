@@ -6,6 +6,9 @@ heartbeat. A running job is failed when:
 - its worker is of this role and that process is gone (found at the next pass), or
 - its heartbeat is older than QUARRY_HEARTBEAT_TIMEOUT_SECONDS (a worker role or machine
   that died, a frozen process).
+A queued job is failed when its Dagster run started longer ago than that timeout without
+claiming it: the run's process died before the export began (Dagster's default launcher
+does not check a run worker's health, so the run itself would stay STARTED for good).
 A job whose run ended without recording a result (failed before the export started,
 canceled) is failed with the run's reason. The Dagster run of a dead worker is marked
 failed too, its concurrency slots freed, and what the run left in the job's folder (a
@@ -25,7 +28,7 @@ from pathlib import Path
 from dagster import DagsterInstance, DagsterRunStatus
 
 from exports.cleanup import remove_leftovers
-from exports.jobs import FAILED, RUNNING, finish, unfinished_jobs
+from exports.jobs import FAILED, QUEUED, RUNNING, finish, unfinished_jobs
 from exports.runs import latest_run
 from exports.state import ENDED, RunView, job_state
 from quarry.settings import Settings
@@ -56,9 +59,24 @@ def worker_identity(settings: Settings) -> str:
 
 
 def dead_worker_reason(
-    job: ExportJob, now: datetime, role_id: str, stale_after: timedelta
+    job: ExportJob,
+    now: datetime,
+    role_id: str,
+    stale_after: timedelta,
+    run: RunView | None = None,
 ) -> str | None:
-    """Why the worker of a running job is gone, or None while it may be alive."""
+    """Why the worker of a running job is gone, or None while it may be alive. A queued job
+    whose run started longer than `stale_after` ago lost its run before the run claimed it
+    (a run claims its job within seconds of starting)."""
+    if job.status == QUEUED and run is not None and run.status in ("STARTING", "STARTED"):
+        begun = run.started_at
+        if begun is not None and now.timestamp() - begun > stale_after.total_seconds():
+            seconds = int(now.timestamp() - begun)
+            return (
+                f"its run {run.run_id} started {seconds} s ago and never began the export "
+                f"(its worker stopped){AGAIN}"
+            )
+        return None
     if job.status != RUNNING:
         return None
     worker_role, _, pid = (job.worker or "").rpartition(":")
@@ -90,7 +108,7 @@ def reap(
         if run is not None and run.status in ENDED:
             reason = job_state(job, run).error
         else:
-            reason = dead_worker_reason(job, now, settings.role_id, stale_after)
+            reason = dead_worker_reason(job, now, settings.role_id, stale_after, run)
         if reason is None:
             continue
         with registry.session() as session:

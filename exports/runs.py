@@ -26,7 +26,7 @@ def latest_run(instance: DagsterInstance, job_id: str) -> RunView | None:
     run = records[0].dagster_run
     status = run.status.value
     failure = failure_reason(instance, run.run_id) if status in ("FAILURE", "CANCELED") else None
-    return RunView(run.run_id, status, failure)
+    return RunView(run.run_id, status, failure, records[0].start_time)
 
 
 def failure_reason(instance: DagsterInstance, run_id: str) -> str | None:

@@ -35,6 +35,8 @@ class RunView:
     run_id: str
     status: str
     failure: str | None = None
+    # When the run's process started (epoch seconds), once it has.
+    started_at: float | None = None
 
 
 class JobRow(Protocol):

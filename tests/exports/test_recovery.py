@@ -124,3 +124,24 @@ def test_reaper_fails_jobs_whose_run_ended_without_them(
 def test_process_alive() -> None:
     assert process_alive(os.getpid())
     assert not process_alive(dead_pid())
+
+
+def test_reaper_fails_a_queued_job_whose_run_died_before_claiming_it(
+    export_world: World, config_id: str, instance: DagsterInstance
+) -> None:
+    from dagster import DagsterEvent, DagsterEventType
+
+    settings = load_settings(heartbeat_timeout_seconds=30)
+    job_id = new_job(export_world, config_id)
+    run = instance.create_run_for_job(export, tags=run_tags(job_id, "Recovery"))
+    start = DagsterEvent(DagsterEventType.RUN_START.value, job_name=run.job_name)
+    instance.report_dagster_event(start, run.run_id)
+    with export_world.registry.session() as session:
+        session.get(ExportJob, job_id).dagster_run_id = run.run_id  # type: ignore[union-attr]
+    # Within the timeout the run may still be about to claim its job.
+    assert job_id not in reap(settings, export_world.registry, instance)
+    later = utcnow() + timedelta(seconds=31)
+    assert job_id in reap(settings, export_world.registry, instance, later)
+    failed = row(export_world, job_id)
+    assert failed.status == "failed" and "never began the export" in (failed.error or "")
+    assert instance.get_run_by_id(run.run_id).status.value == "FAILURE"  # type: ignore[union-attr]

@@ -40,15 +40,19 @@ BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parents[2]
 HEARTBEAT_TIMEOUT = 20
 FAIL_WITHIN = 90.0
+# Requests per key per hour: more than any phase of the test sends with one key.
+RATE_LIMIT = 300
 
 
-def wait_for(check: Callable[[], Any], what: str, timeout: float = 120.0) -> Any:
+def wait_for(
+    check: Callable[[], Any], what: str, timeout: float = 120.0, every: float = 0.25
+) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = check()
         if value:
             return value
-        time.sleep(0.25)
+        time.sleep(every)
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
@@ -178,7 +182,7 @@ def deployment(tmp_path: Path, s3_server: S3Server) -> Iterator[Deployment]:
         "QUARRY_DAGSTER_URL": f"http://127.0.0.1:{ports['dagster']}",
         "QUARRY_WORKER_ADDRESS": f"127.0.0.1:{ports['worker']}",
         "QUARRY_HEARTBEAT_TIMEOUT_SECONDS": str(HEARTBEAT_TIMEOUT),
-        "QUARRY_RATE_LIMIT": "25/600",
+        "QUARRY_RATE_LIMIT": f"{RATE_LIMIT}/3600",
     }
     made = Deployment(tmp_path, shared, s3_server, bucket, ports=ports)
     try:
@@ -219,7 +223,9 @@ def test_three_roles_share_only_postgresql_redis_and_s3(deployment: Deployment) 
             raise AssertionError(f"{exc}\n{role.name} log:\n{role.tail()}") from None
 
     # 1. Seed (demo files to S3), sync: the runs execute in the worker role.
-    seeded = json.loads(operator.run("demo", "seed", "--orders", "6000", "--stores", "2", "--json"))
+    seeded = json.loads(
+        operator.run("demo", "seed", "--orders", "20000", "--stores", "2", "--json")
+    )
     account = seeded["account_id"]
     synced = operator.run("sync", "--on-worker")
     assert all(s["id"] in synced for s in seeded["stores"]), synced
@@ -245,11 +251,11 @@ def test_three_roles_share_only_postgresql_redis_and_s3(deployment: Deployment) 
     # 2. A CSV and an XLSX export through the API role, byte-identical to the worker's file.
     document = {"exports": [
         {"name": "Orders CSV", "entity_type": "orders", "format": "csv"},
-        {"name": "Lines XLSX", "entity_type": "order_lines", "format": "xlsx"},
+        {"name": "Orders XLSX", "entity_type": "orders", "format": "xlsx"},
     ]}  # fmt: skip
     path = operator.home / "exports.yaml"
     path.write_text(yaml.safe_dump(document))
-    operator.run("exports", "apply", "--account", account, str(path))
+    operator.run("exports", "apply", "--account", account, "--file", str(path))
     configs = {c["name"]: c["id"] for c in http.get("/v1/exports").json()["data"]}
 
     def run(name: str, client: httpx.Client = http) -> str:
@@ -262,11 +268,10 @@ def test_three_roles_share_only_postgresql_redis_and_s3(deployment: Deployment) 
             job = client.get(f"/v1/export-jobs/{job_id}").json()
             return job if job["status"] in ("completed", "failed") else None
 
-        time.sleep(1)
-        return wait_for(ended, f"export job {job_id}", timeout=timeout)  # type: ignore[no-any-return]
+        return wait_for(ended, f"export job {job_id}", timeout=timeout, every=1)  # type: ignore[no-any-return]
 
     downloads = {}
-    for name, extension in (("Orders CSV", "csv"), ("Lines XLSX", "xlsx")):
+    for name, extension in (("Orders CSV", "csv"), ("Orders XLSX", "xlsx")):
         job_id = run(name)
         job = finished(job_id)
         assert job["status"] == "completed", job
@@ -284,7 +289,7 @@ def test_three_roles_share_only_postgresql_redis_and_s3(deployment: Deployment) 
     # 3. The worker dies mid-export: the job fails within 90 s; a new worker re-runs it.
     slow = key()
     killer = httpx.Client(base_url=base, timeout=60, headers={"Authorization": f"Bearer {slow}"})
-    job_id = run("Lines XLSX", killer)
+    job_id = run("Orders XLSX", killer)
 
     def running() -> bool:
         return killer.get(f"/v1/export-jobs/{job_id}").json()["status"] == "running"
@@ -292,11 +297,15 @@ def test_three_roles_share_only_postgresql_redis_and_s3(deployment: Deployment) 
     wait_for(running, "the export to start on the worker", timeout=120)
     worker.kill_tree()
     killed_at = time.monotonic()
-    job = finished(job_id, killer, timeout=FAIL_WITHIN + 10)
+    try:
+        job = finished(job_id, killer, timeout=FAIL_WITHIN + 10)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\norchestrator log:\n{orchestrator.tail()}") from None
     assert time.monotonic() - killed_at <= FAIL_WITHIN
-    assert job["status"] == "failed" and "heartbeat" in job["error"], job
+    # Killed before or after the run claimed the job: either way it ends with a reason.
+    assert job["status"] == "failed" and "run the export again" in job["error"], job
     worker.start("worker", "--port", str(d.ports["worker"]))
-    rerun = run("Lines XLSX", killer)
+    rerun = run("Orders XLSX", killer)
     assert finished(rerun, killer)["status"] == "completed"
 
     # 4. A second API process (a fourth home) shares the rate limit and serves the download.
@@ -305,11 +314,10 @@ def test_three_roles_share_only_postgresql_redis_and_s3(deployment: Deployment) 
     base2 = f"http://127.0.0.1:{d.ports['api2']}"
     wait_for(lambda: _up(f"{base2}/healthz"), "the second API", timeout=120)
     shared_key = {"Authorization": f"Bearer {key('read_data')}"}
-    answers = [
-        httpx.get(f"{(base, base2)[i % 2]}/v1/stores", headers=shared_key).status_code
-        for i in range(26)
-    ]
-    assert answers[:25] == [200] * 25 and answers[25] == 429, answers
+    clients = [httpx.Client(base_url=b, timeout=30, headers=shared_key) for b in (base, base2)]
+    answers = [clients[i % 2].get("/v1/stores").status_code for i in range(RATE_LIMIT + 1)]
+    # One bucket across both processes: the limit holds for the sum of their requests.
+    assert answers[:RATE_LIMIT] == [200] * RATE_LIMIT and answers[RATE_LIMIT] == 429
     first = next(iter(downloads))
     again = httpx.get(f"{base2}/v1/export-jobs/{first}/download", headers=http.headers, timeout=60)
     assert again.status_code == 200 and again.content == downloads[first]
