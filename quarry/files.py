@@ -25,6 +25,7 @@ from functools import cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import pyarrow as pa
 import pyarrow.fs as pafs
 
 from quarry.settings import Settings
@@ -81,6 +82,16 @@ class FileStore:
             self._delete_file(temporary)
             raise
 
+    def open_input(self, key: str) -> pa.NativeFile:
+        """The file for random access, every read seeing one version of it: a local open
+        file keeps its version when another is moved over it; an S3 object is read whole in
+        one request, since ranged reads of an object replaced meanwhile would mix two.
+        FileNotFoundError when there is no such file."""
+        if isinstance(self.filesystem, pafs.LocalFileSystem):
+            return self.filesystem.open_input_file(self.path(key))
+        with self.filesystem.open_input_file(self.path(key)) as remote:
+            return pa.BufferReader(remote.read_buffer())
+
     def get_bytes(self, key: str) -> bytes | None:
         """The whole file, or None when there is none."""
         if self.size(key) is None:
@@ -126,6 +137,8 @@ class FileStore:
         ):
             for key in self.keys(source):
                 self.filesystem.move(self.path(key), self.path(target + key[len(source) :]))
+            # pyarrow leaves a marker object for each folder it moved the last file out of.
+            self.remove(source)
             return
         self.make_parent(target)
         self.filesystem.move(self.path(source), self.path(target))
@@ -139,9 +152,11 @@ class FileStore:
         return left
 
     def make_parent(self, key: str) -> None:
-        """Create the folder `key` goes in (a local folder; nothing to do on S3)."""
-        parent = self.path(key).rsplit("/", 1)[0]
-        self.filesystem.create_dir(parent, recursive=True)
+        """Create the folder `key` goes in (a local folder; nothing to do on S3, where a
+        folder would be a marker object, a request or two per level on every write)."""
+        if isinstance(self.filesystem, pafs.LocalFileSystem):
+            parent = self.path(key).rsplit("/", 1)[0]
+            self.filesystem.create_dir(parent, recursive=True)
 
     def _delete_file(self, key: str) -> None:
         with contextlib.suppress(FileNotFoundError):

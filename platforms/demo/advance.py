@@ -3,8 +3,8 @@
 Each store gets new orders (with lines, refunds and new customers), changes to old orders,
 customers, products and drafts, and a few deletions, all at times in (old clock, new clock].
 The result depends only on the seed and the sequence of advances. Files of every store are
-written first and then published (platforms.demo.storage), then the state records the new
-clock.
+staged first and then published in the order a concurrent sync tolerates
+(platforms.demo.storage); the state, written last, records the new clock.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from platforms.demo.storage import (
 from platforms.demo.store_advance import Counts, advance_store
 from platforms.demo.timeline import DAY, to_datetime
 from quarry.errors import InvalidRequest
+from quarry.files import demo_files
 from quarry.settings import Settings
 from registry.accounts import get_account, list_stores
 from registry.db import Registry
@@ -76,6 +77,9 @@ def advance_demo(
     old = state.clock
     new = old + days * DAY
     totals = {name: Counts(0, 0, 0) for name in SOURCE_DATASETS}
+    # What a killed advance staged goes now: advances of one account never run at once
+    # (each rewrites the state it read).
+    demo_files(settings).remove_temporaries(account_id)
     staged: list[Staged] = []
     try:
         for store in state.stores:

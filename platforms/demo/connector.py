@@ -4,8 +4,10 @@ Records come in (updated_at, id) order; a page holds at most `page_size` parents
 their children. The first page of a sync carries the ids of parents deleted since the
 cursor's deletion watermark (none for a full sync, whose tables no longer hold them).
 
-Deletions are read before the tables: a sync that races `quarry demo advance` may miss that
-advance's changes, never a deletion, and the next sync picks up what it missed.
+Deletions are read before the tables, parents before their children, the opposite of the
+order in which an advance publishes them (platforms.demo.storage): a sync that races
+`quarry demo advance` may miss that advance's changes, never a deletion nor a child of a
+parent it saw, and the next sync picks up what it missed.
 """
 
 from __future__ import annotations
@@ -75,8 +77,8 @@ class DemoConnector:
     def count(self, dataset: str) -> int:
         parent = _datasets_tables(dataset)[0]
         folder = self._directory
-        with folder.files.filesystem.open_input_file(folder.path(f"{parent}.parquet")) as f:
-            return int(pq.ParquetFile(f).metadata.num_rows)
+        path = folder.path(f"{parent}.parquet")
+        return int(pq.read_metadata(path, filesystem=folder.files.filesystem).num_rows)
 
     def changes(self, dataset: str, cursor: str | None) -> Iterator[ChangePage]:
         tables = _datasets_tables(dataset)

@@ -7,10 +7,22 @@ so that a worker on another host reads what was seeded elsewhere).
     <account_id>/<store_id>/deletions.parquet (id, dataset, deleted_at)
 
 Each file is written under a temporary name and moved into place, so a reader sees a whole
-old file or a whole new one. The files of one advance are published one after the other:
-a sync that reads between two of them may see part of the advance and picks up the rest
-next time (the connector reads deletions first, so it never misses one); the state is
-written last.
+old file or a whole new one. The files of one advance are published one after the other,
+which no filesystem here does atomically (S3 least of all), so `publish` goes in the order
+whose every partial result a sync tolerates: child tables, then parent tables, then
+deletions; the state is written last. The connector reads the other way round (deletions,
+parents, children), so whatever newer file it reads, the files it reads after it are at
+least as new:
+- new deletions come with new parents: a full sync never keeps a row whose deletion its
+  cursor has already passed (published first, deletions would let it: the row stays
+  for good);
+- new parents come with new children: a sync never moves its cursor past an order whose
+  new lines it did not see.
+Older files only delay changes to the next sync. A publish cut short (an advance killed
+while moving files: microseconds locally, a request per file on S3) leaves files of both
+generations beside the old state, whose next platform ids the account's next advance would
+hand out again: seed a new account then. The temporaries a killed advance left are swept by
+the account's next one.
 """
 
 from __future__ import annotations
@@ -34,6 +46,7 @@ from quarry.settings import Settings
 from warehouse.schemas import SOURCE_DATASETS, TABLES, TS
 
 STORE_TABLES: tuple[str, ...] = tuple(t for tables in SOURCE_DATASETS.values() for t in tables)
+PARENT_TABLES = frozenset(tables[0] for tables in SOURCE_DATASETS.values())
 DELETIONS = "deletions"
 # Columns with (nearly) one value per row: a dictionary would only slow writing down.
 _UNIQUE_COLUMNS = frozenset({
@@ -122,10 +135,17 @@ def stage_tables(folder: Folder, tables: dict[str, pa.Table]) -> list[Staged]:
 
 
 def publish(staged: Iterable[Staged]) -> None:
-    # Deletions first: a sync reading in between sees each deletion no later than the rows
-    # it follows (platforms.demo.connector).
-    for item in sorted(staged, key=lambda s: not s.final.endswith(f"/{DELETIONS}.parquet")):
+    """Move staged files into place: children, then parents, then deletions (why: the
+    module's docstring)."""
+    for item in sorted(staged, key=_publish_rank):
         item.files.move(item.temporary, item.final)
+
+
+def _publish_rank(item: Staged) -> int:
+    table = item.final.rsplit("/", 1)[-1].removesuffix(".parquet")
+    if table == DELETIONS:
+        return 2
+    return 1 if table in PARENT_TABLES else 0
 
 
 def discard(staged: Iterable[Staged]) -> None:
@@ -143,16 +163,15 @@ def read_store_table(
     name = f"{table}.parquet"
     if table == DELETIONS and folder.files.size(f"{folder.key}/{name}") is None:
         return schema.empty_table()
-    return pq.read_table(
-        folder.path(name), filesystem=folder.files.filesystem, schema=schema, filters=filters
-    )
+    with folder.files.open_input(f"{folder.key}/{name}") as source:
+        return pq.read_table(source, schema=schema, filters=filters)
 
 
 def read_children(folder: Folder, table: str, key: str, parent_ids: pa.Array) -> pa.Table:
     """The rows of `table` whose `key` is one of `parent_ids`, reading only the row groups
     whose `key` range holds one of them (a platform's index lookup, in file terms)."""
     schema = schema_of(table)
-    with folder.files.filesystem.open_input_file(folder.path(f"{table}.parquet")) as handle:
+    with folder.files.open_input(f"{folder.key}/{table}.parquet") as handle:
         source = pq.ParquetFile(handle)
         wanted = np.sort(np.asarray(parent_ids.to_numpy(zero_copy_only=False), dtype=object))
         column = source.schema_arrow.get_field_index(key)
