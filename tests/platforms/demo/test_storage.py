@@ -1,5 +1,6 @@
 """The demo platform's files: children read by parent id skip row groups that cannot hold
-them, and return exactly the children of those parents."""
+them, and return exactly the children of those parents; an advance's staged files are
+published children first, deletions last (the order a concurrent sync tolerates)."""
 
 from __future__ import annotations
 
@@ -51,3 +52,34 @@ def test_children_by_parent_read_only_matching_row_groups(
         *(f"l{i:05d}" for i in range(285, 288)),
     ]
     assert pc.all(pc.is_in(rows["order_id"], value_set=wanted)).as_py()
+
+
+def test_publish_moves_children_then_parents_then_deletions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = FileStore(pafs.LocalFileSystem(), str(tmp_path), str(tmp_path))
+    names = (storage.DELETIONS, "orders", "order_lines", "customers", "refunds")
+    staged = [
+        item
+        for store in ("acc/st_a", "acc/st_b")
+        for item in storage.stage_tables(
+            storage.Folder(files, store),
+            {name: storage.schema_of(name).empty_table() for name in names},
+        )
+    ]
+    moved: list[str] = []
+    real = FileStore.move
+
+    def recording(self: FileStore, source: str, target: str) -> None:
+        moved.append(target)
+        real(self, source, target)
+
+    monkeypatch.setattr(FileStore, "move", recording)
+    storage.publish(staged)
+
+    tables = [key.rsplit("/", 1)[1].removesuffix(".parquet") for key in moved]
+    children, parents = ["order_lines", "refunds"], ["orders", "customers"]
+    assert tables == [*children, *children, *parents, *parents, "deletions", "deletions"]
+    assert files.keys() == sorted(
+        f"{s}/{n}.parquet" for s in ("acc/st_a", "acc/st_b") for n in names
+    )
