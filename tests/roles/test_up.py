@@ -55,9 +55,16 @@ def test_up_tells_the_api_where_dagster_is_and_stops_everything(tmp_path: Path) 
         assert len(started) >= 5  # up, the API, the webserver, the daemon, the housekeeper
         up.send_signal(signal.SIGINT)
         assert up.wait(timeout=60) == 0
-        time.sleep(1)
-        alive = [p for p in started if Path(f"/proc/{p}").exists()]
-        assert alive == [], (alive, (tmp_path / "up.log").read_text()[-2000:])
+
+        # The code server the webserver started shuts itself down once the webserver
+        # has gone (it logs "Shutting down Dagster code server"), a few seconds later.
+        def alive() -> list[int]:
+            return [p for p in started if Path(f"/proc/{p}").exists()]
+
+        deadline = time.monotonic() + 45
+        while alive() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert alive() == [], (alive(), (tmp_path / "up.log").read_text()[-2000:])
     finally:
         if up.poll() is None:
             os.killpg(up.pid, signal.SIGKILL)
