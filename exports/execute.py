@@ -183,12 +183,15 @@ def _run(
     files = export_files(settings)
     key = file_key(job_id, config.format)
     target = staging_path(settings, files, key)
+    # On S3 the run writes in its home's staging folder and uploads; locally it writes in
+    # the store's own folder and there is nothing to upload.
+    staged = files.local_path(key) != target
     reader = WarehouseReader(settings, registry)
     try:
         produced = produce(
             reader, config, account, store_ids, target, max_rows_per_sheet=max_rows_per_sheet
         )
-        if files.local_path(key) != target:
+        if staged:
             files.put_file(target, key)
         with registry.session() as session:
             job = session.get(ExportJob, job_id)
@@ -199,7 +202,7 @@ def _run(
         with registry.session() as session:
             finish(session, job_id, COMPLETED)
     finally:
-        if files.local_path(key) != target:
+        if staged:
             # The store holds the file now (or the run failed): the staged copy goes.
             remove_staging(settings, job_id)
         # Closed last: freeing DuckDB's memory of a large export takes a noticeable time

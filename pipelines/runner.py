@@ -72,24 +72,39 @@ def sync_stores(
     (every store of the registry when `store_ids` is None), one run per store. Unknown
     store ids raise NotFound before anything runs; after an interrupted run (Ctrl-C) no
     other starts. `resources` overrides the code location's resources (tests)."""
-    with registry.session() as session:
-        every = {store.id: store.name for store in list_stores(session)}
-        wanted = list(every) if store_ids is None else [get_store(session, s).id for s in store_ids]
     with open_instance(settings) as instance:
         release_abandoned_runs(instance)
-        sync_store_partitions(instance, every)
-        # (job, label, name, partition): rates first, as the stores' snapshots record them.
-        runs: list[tuple[str, str, str, str | None]] = []
-        if not _rates_synced_today(instance):
-            runs.append(("sync_exchange_rates", "exchange_rates", "exchange rates", None))
-        job = "full_resync" if full else "sync_stores"
-        runs += [(job, store_id, every[store_id], store_id) for store_id in wanted]
         outcomes: list[RunOutcome] = []
-        for job_name, label, name, partition_key in runs:
+        for job_name, label, name, partition_key in _planned_runs(
+            registry, instance, store_ids, full=full
+        ):
             outcomes.append(_run(instance, job_name, label, name, partition_key, resources))
             if outcomes[-1].interrupted:
                 break
     return outcomes
+
+
+def _planned_runs(
+    registry: Registry,
+    instance: DagsterInstance,
+    store_ids: Sequence[str] | None,
+    *,
+    full: bool,
+) -> list[tuple[str, str, str, str | None]]:
+    """(job, label, name, partition) of each run of a sync, in order: exchange rates first
+    unless synced today (the stores' snapshots record them), then each store (every store
+    when `store_ids` is None; an unknown id raises NotFound before anything runs). Adds the
+    stores' partitions to the instance."""
+    with registry.session() as session:
+        every = {store.id: store.name for store in list_stores(session)}
+        wanted = list(every) if store_ids is None else [get_store(session, s).id for s in store_ids]
+    sync_store_partitions(instance, every)
+    runs: list[tuple[str, str, str, str | None]] = []
+    if not _rates_synced_today(instance):
+        runs.append(("sync_exchange_rates", "exchange_rates", "exchange rates", None))
+    job = "full_resync" if full else "sync_stores"
+    runs += [(job, store_id, every[store_id], store_id) for store_id in wanted]
+    return runs
 
 
 def _run(
@@ -240,20 +255,16 @@ def sync_stores_on_worker(
     from exports.launcher import submit
     from exports.runs import failure_reason
 
-    with registry.session() as session:
-        every = {store.id: store.name for store in list_stores(session)}
-        wanted = list(every) if store_ids is None else [get_store(session, s).id for s in store_ids]
     with open_instance(settings) as instance:
-        sync_store_partitions(instance, every)
-        runs: list[tuple[str, str, str, dict[str, str]]] = []
-        if not _rates_synced_today(instance):
-            runs.append(("sync_exchange_rates", "exchange_rates", "exchange rates", {}))
-        job = "full_resync" if full else "sync_stores"
-        for store_id in wanted:
-            tags = {"dagster/partition": store_id, STORE_TAG: store_id}
-            runs.append((job, store_id, every[store_id], tags))
         outcomes = []
-        for job_name, label, name, tags in runs:
+        for job_name, label, name, partition_key in _planned_runs(
+            registry, instance, store_ids, full=full
+        ):
+            tags = (
+                {}
+                if partition_key is None
+                else {"dagster/partition": partition_key, STORE_TAG: partition_key}
+            )
             started = time.monotonic()
             run_id = submit(settings, job_name, tags)
             run = instance.get_run_by_id(run_id)
