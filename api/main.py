@@ -15,7 +15,7 @@ from api.openapi import build_openapi
 from api.problems import install_problem_handlers
 from api.ratelimit import build_limiter
 from api.routes import account, datasets, export_jobs, exports, health, query, records, stores
-from exports.runs import RunLookup
+from pipelines.exports.runs import RunLookup
 from quarry.settings import Settings, load_settings
 from registry.db import Registry
 from warehouse.reader import WarehouseReader

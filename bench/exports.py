@@ -139,8 +139,8 @@ def run_section(ctx: BenchContext, section: Section, dagster: DagsterServices) -
 
 def apply_configs(ctx: BenchContext) -> dict[str, str]:
     """The benchmark's export configurations (created or updated by name): name -> id."""
-    from exports.config import validate_document
-    from exports.configs import account_context, apply_definitions
+    from exports.configs.document import validate_document
+    from exports.configs.saved import account_context, apply_definitions
 
     since = _small_since(ctx)
     entries = [

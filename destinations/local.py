@@ -6,7 +6,7 @@ inside QUARRY_HOME so a configuration cannot write over files elsewhere on the m
 
 On the job's own file system the delivered file is a hard link to the job's file, not a
 copy: a large export is not written to disk twice. A job's file is read-only
-(exports.produce), so the link cannot be edited in place by accident, which would change
+(exports.files.produce), so the link cannot be edited in place by accident, which would change
 what the job's download serves; a person who wants to edit it saves a copy. Across file
 systems (or where links are not allowed) the file is copied.
 """

@@ -7,9 +7,6 @@ runs in.
 
 from __future__ import annotations
 
-import os
-import socket
-
 from dagster import (
     ConfigurableResource,
     DagsterInstance,
@@ -21,13 +18,14 @@ from pydantic import PrivateAttr
 from sqlalchemy import update
 
 from platforms.base import Connector
-from platforms.registry import connector_for
+from platforms.connectors import connector_for
 from quarry.settings import Settings, load_settings
+from quarry.workers import worker_identity
 from registry.accounts import get_store
 from registry.db import Registry
 from registry.models import Store
 from warehouse.lake import Lake, shared_lake
-from warehouse.models.exchange_rates import RatesProvider, provider
+from warehouse.modelled.exchange_rates import RatesProvider, provider
 
 # Run tag: present with "true" on a full re-sync run (the full_resync job sets it).
 FULL_TAG = "quarry/full"
@@ -40,7 +38,7 @@ class QuarryResource(ConfigurableResource):
 
     `batch_rows`: connector pages are folded into one commit per this many parent rows;
     the cursor is saved after each commit. `rates_provider`: a name from
-    warehouse.models.exchange_rates.PROVIDERS or a "package.module:attribute" path."""
+    warehouse.modelled.exchange_rates.PROVIDERS or a "package.module:attribute" path."""
 
     batch_rows: int = 50_000
     rates_provider: str = "demo"
@@ -89,7 +87,7 @@ class ResyncStatus(ConfigurableResource):
     Every run of a store sets the status when it starts, from the runs in progress: a full
     re-sync sets `syncing`; any other run sets `active` unless another full re-sync of the
     store is still running. A full re-sync sets it again when it ends. A killed run never
-    ends, so each run first tags itself with its host and process and fails the runs of
+    ends, so each run first tags itself with its worker (quarry.workers) and fails the runs of
     dead processes (pipelines.runner.release_abandoned_runs): the next sync of the store,
     of any kind, ends the `syncing` a killed re-sync left behind."""
 
@@ -102,14 +100,14 @@ class ResyncStatus(ConfigurableResource):
         store_id = run.tags.get(PARTITION_TAG) if run is not None else None
         if run is None or instance is None or not store_id:
             return
-        from pipelines.runner import HOST_TAG, PID_TAG, release_abandoned_runs
+        from pipelines.runner import WORKER_TAG, release_abandoned_runs
 
-        if PID_TAG not in run.tags:
+        role_id = load_settings().role_id
+        if WORKER_TAG not in run.tags:
             # Runs the daemon launches carry no process yet: tagged, a dead one is found
             # dead like a killed `quarry sync`.
-            tags = {HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
-            instance.add_run_tags(run.run_id, tags)
-        release_abandoned_runs(instance)
+            instance.add_run_tags(run.run_id, {WORKER_TAG: worker_identity(role_id)})
+        release_abandoned_runs(instance, role_id)
         self._store_id, self._run_id = store_id, run.run_id
         self._full = run.tags.get(FULL_TAG) == "true"
         set_store_status(store_id, self._status(instance))

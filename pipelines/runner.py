@@ -8,8 +8,6 @@ release what a killed one left claimed (the pools would otherwise wait for it fo
 
 from __future__ import annotations
 
-import os
-import socket
 import time
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -33,12 +31,13 @@ from dagster import (
 from pipelines.instance import STORE_TAG, open_instance
 from pipelines.partitions import sync_store_partitions
 from quarry.settings import Settings
+from quarry.workers import stopped_process, worker_identity
 from registry.accounts import get_store, list_stores
 from registry.db import Registry
 
 INTERRUPTED = "DagsterExecutionInterruptedError"
-HOST_TAG = "quarry/host"
-PID_TAG = "quarry/pid"
+# "<role id>:<pid>" of the process executing a run (quarry.workers).
+WORKER_TAG = "quarry/worker"
 # Dagster's console logger would print every event and each failure's traceback: the CLI
 # prints its own one-line summary, and the full log stays in the run, in the UI.
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
@@ -73,12 +72,14 @@ def sync_stores(
     store ids raise NotFound before anything runs; after an interrupted run (Ctrl-C) no
     other starts. `resources` overrides the code location's resources (tests)."""
     with open_instance(settings) as instance:
-        release_abandoned_runs(instance)
+        release_abandoned_runs(instance, settings.role_id)
         outcomes: list[RunOutcome] = []
         for job_name, label, name, partition_key in _planned_runs(
             registry, instance, store_ids, full=full
         ):
-            outcomes.append(_run(instance, job_name, label, name, partition_key, resources))
+            outcomes.append(
+                _run(instance, settings, job_name, label, name, partition_key, resources)
+            )
             if outcomes[-1].interrupted:
                 break
     return outcomes
@@ -109,6 +110,7 @@ def _planned_runs(
 
 def _run(
     instance: DagsterInstance,
+    settings: Settings,
     job_name: str,
     label: str,
     name: str,
@@ -116,7 +118,7 @@ def _run(
     resources: Mapping[str, Any] | None,
 ) -> RunOutcome:
     """Run `job_name` (for one store when `partition_key` is set) in this process."""
-    tags = {HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
+    tags = {WORKER_TAG: worker_identity(settings.role_id)}
     if partition_key:
         tags[STORE_TAG] = partition_key
     started = time.monotonic()
@@ -206,34 +208,20 @@ def step_asset(step_key: str | None) -> str:
     return step_key
 
 
-def release_abandoned_runs(instance: DagsterInstance) -> list[str]:
-    """Fail the runs a CLI process on this host started and never finished (it was killed),
-    and free the pool slots they held. Returns their run ids."""
-    host = socket.gethostname()
+def release_abandoned_runs(instance: DagsterInstance, role_id: str) -> list[str]:
+    """Fail the runs a process of role `role_id` started and never finished (it was
+    killed), and free the pool slots they held. Returns their run ids."""
     runs = instance.get_runs(
-        RunsFilter(
-            statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING],
-            tags={HOST_TAG: host},
-        )
+        RunsFilter(statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING])
     )
     released = []
     for run in runs:
-        pid = int(run.tags.get(PID_TAG, "0") or 0)
-        if pid and not _alive(pid):
+        pid = stopped_process(run.tags.get(WORKER_TAG), role_id)
+        if pid is not None:
             instance.report_run_failed(run, f"the process {pid} that ran it ended mid-run")
             instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
             released.append(run.run_id)
     return released
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 # Seconds between looks at a submitted run's status.
@@ -252,8 +240,8 @@ def sync_stores_on_worker(
     in the worker role; waits for the runs in order. A run the webserver refuses raises."""
     from dagster import DagsterEventType as Event
 
-    from exports.launcher import submit
-    from exports.runs import failure_reason
+    from pipelines.exports.launcher import submit
+    from pipelines.exports.runs import failure_reason
 
     with open_instance(settings) as instance:
         outcomes = []

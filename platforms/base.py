@@ -10,25 +10,9 @@ are opaque strings only the connector reads; None means "from the beginning" (a 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Protocol
 
-import pyarrow as pa
-
-
-@dataclass(frozen=True)
-class ChangePage:
-    """One committed unit of a sync.
-
-    `tables` maps a table name of the dataset to rows in that table's Arrow schema
-    (warehouse.schemas.TABLES[name].schema). Child rows are complete for every parent
-    listed in the parent table: the sync replaces a parent's children with exactly these.
-    `deleted_ids` are parent ids removed on the platform; their children go with them.
-    """
-
-    tables: dict[str, pa.Table]
-    deleted_ids: list[str] = field(default_factory=list)
-    cursor: str | None = None
+from warehouse.pages import ChangePage
 
 
 class Connector(Protocol):

@@ -10,13 +10,29 @@ same page, and a deletion wins over earlier versions and loses to later ones.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from platforms.base import ChangePage
 from warehouse.schemas import SOURCE_DATASETS, TableSpec
 from warehouse.tables import STORE_COLUMN, spec
+
+
+@dataclass(frozen=True)
+class ChangePage:
+    """One committed unit of a sync.
+
+    `tables` maps a table name of the dataset to rows in that table's Arrow schema
+    (warehouse.schemas.TABLES[name].schema). Child rows are complete for every parent
+    listed in the parent table: the sync replaces a parent's children with exactly these.
+    `deleted_ids` are parent ids removed on the platform; their children go with them.
+    """
+
+    tables: dict[str, pa.Table]
+    deleted_ids: list[str] = field(default_factory=list)
+    cursor: str | None = None
+
 
 _SEQ = "_quarry_seq"
 _PAGE = "_quarry_page"

@@ -23,9 +23,15 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from platforms.base import ChangePage
 from warehouse.lake import Lake
-from warehouse.pages import child_specs, conform, dataset_tables, normalize, parent_table
+from warehouse.pages import (
+    ChangePage,
+    child_specs,
+    conform,
+    dataset_tables,
+    normalize,
+    parent_table,
+)
 from warehouse.schemas import TABLES
 from warehouse.tables import (
     STORE_COLUMN,

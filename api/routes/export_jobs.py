@@ -19,10 +19,10 @@ from api.deps import ExportPrincipal, NoParameters, RegistryDep, SettingsDep
 from api.json import json_response
 from api.openapi import AUTHENTICATED, problem_responses
 from api.routes.exports import RunsDep
-from exports.configs import require_config
-from exports.jobs import get_visible_job
-from exports.listing import job_view
-from exports.produce import CONTENT_TYPES
+from exports.configs.saved import require_config
+from exports.files.produce import CONTENT_TYPES
+from exports.jobs.lifecycle import get_visible_job
+from exports.jobs.listing import job_view
 from quarry.errors import Conflict, NotFound
 from quarry.files import export_files
 

@@ -16,12 +16,12 @@ from starlette.responses import Response
 from api.deps import ExportPrincipal, NoParameters, RegistryDep, SettingsDep
 from api.json import json_response
 from api.openapi import AUTHENTICATED, problem_responses
-from exports.configs import get_visible_config
-from exports.definition import schedule_only_reason
-from exports.jobs import MAX_IDEMPOTENCY_KEY, QUEUED, check_idempotency_key, create_job
-from exports.launcher import launch
-from exports.listing import config_views
-from exports.runs import RunLookup
+from exports.configs.definition import schedule_only_reason
+from exports.configs.saved import get_visible_config
+from exports.jobs.lifecycle import MAX_IDEMPOTENCY_KEY, QUEUED, check_idempotency_key, create_job
+from exports.jobs.listing import config_views
+from pipelines.exports.launcher import launch
+from pipelines.exports.runs import RunLookup
 from quarry.errors import UnprocessableExport
 
 router = APIRouter(prefix="/v1", tags=["exports"])

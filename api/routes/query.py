@@ -23,7 +23,7 @@ from api.json import JSON_MEDIA_TYPE, json_response
 from api.openapi import AUTHENTICATED, problem_responses
 from api.query_cache import QueryCache, QueryKey, app_query_cache
 from api.schemas import QueryRequest, QueryResult
-from exports.csv_writer import csv_text
+from exports.files.csv_writer import csv_text
 from quarry.errors import InvalidRequest, NotAcceptable
 from registry.accounts import list_stores
 from registry.db import Registry

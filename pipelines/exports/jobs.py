@@ -7,8 +7,8 @@ sensor is the same run. The op returns nothing (the default I/O manager would pi
 
 from dagster import Failure, OpExecutionContext, in_process_executor, job, op
 
-from exports.execute import ExportFailed, execute_job
-from exports.runs import JOB_TAG
+from exports.jobs.execute import ExportFailed, execute_job
+from pipelines.exports.runs import JOB_TAG
 from pipelines.resources import QuarryResource
 
 

@@ -1,6 +1,6 @@
 """The sensor of scheduled exports. The reaper and the reconciler are not sensors: sensors
 execute in the code server (the worker role), so they run in the housekeeper instead
-(exports.housekeeping)."""
+(pipelines.exports.housekeeping)."""
 
 from datetime import datetime
 
@@ -12,11 +12,11 @@ from dagster import (
     sensor,
 )
 
-from exports.configs import require_config
-from exports.jobs import create_job
-from exports.runs import run_tags
-from exports.schedules import due_exports
+from exports.configs.saved import require_config
+from exports.configs.schedules import due_exports
+from exports.jobs.lifecycle import create_job
 from pipelines.exports.jobs import export
+from pipelines.exports.runs import run_tags
 from pipelines.resources import QuarryResource
 from registry.models import utcnow
 

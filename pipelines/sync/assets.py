@@ -22,14 +22,14 @@ from dagster import (
     multi_asset,
 )
 
-from exports.cleanup import remove_files_for_store
+from exports.files.cleanup import remove_files_for_store
 from pipelines.partitions import STORES
 from pipelines.resources import FULL_TAG, QuarryResource, ResyncStatus
 from pipelines.sync.dataset import sync_dataset
 from pipelines.sync.sales import build_sales
 from pipelines.sync.snapshot import take_snapshot
 from pipelines.sync.table_stats import store_row_count
-from warehouse.models.exchange_rates import RATES_END, RATES_START, write_rates
+from warehouse.modelled.exchange_rates import RATES_END, RATES_START, write_rates
 from warehouse.schemas import SOURCE_DATASETS, TABLES
 
 GROUP = "warehouse"

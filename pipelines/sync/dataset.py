@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from platforms.base import ChangePage, Connector
+from platforms.base import Connector
 from quarry.read_ahead import read_ahead
 from registry.cursors import get_cursor, mark_sales_pending, set_cursor
 from registry.db import Registry
 from warehouse.lake import Lake
-from warehouse.pages import batched
+from warehouse.pages import ChangePage, batched
 from warehouse.schemas import SOURCE_DATASETS, TABLES
 from warehouse.writer import StoreWriter
 

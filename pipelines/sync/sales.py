@@ -9,7 +9,7 @@ from registry.accounts import get_store
 from registry.cursors import clear_sales_pending, pending_sales
 from registry.db import Registry
 from warehouse.lake import Lake
-from warehouse.models.sales import write_store_sales
+from warehouse.modelled.sales import write_store_sales
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from platforms.base import ChangePage
 from platforms.demo.cursor import Position, decode, encode
 from platforms.demo.storage import (
     DELETIONS,
@@ -30,6 +29,7 @@ from platforms.demo.storage import (
 )
 from quarry.errors import InvalidRequest, NotFound
 from quarry.settings import Settings
+from warehouse.pages import ChangePage
 from warehouse.schemas import SOURCE_DATASETS, TABLES, TS
 
 DEFAULT_PAGE_SIZE = 50_000

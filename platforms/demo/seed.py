@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
-from exports.samples import create_sample_configs
+from cli.demo_samples import create_sample_configs
 from platforms.demo.generator import generate_store
 from platforms.demo.state import DemoState
 from platforms.demo.storage import Folder, load_state, publish, save_state, stage_tables

@@ -19,13 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
-from platforms.base import ChangePage
 from platforms.shopify import queries as q
 from platforms.shopify.bulk import BulkOutcome, BulkRunner
 from platforms.shopify.cursor import BackfillCursor, IncrementalCursor, iso, parse_time
 from platforms.shopify.errors import ShopifyError
 from platforms.shopify.job import SyncJob
 from platforms.shopify.jsonl import gid_number, reassemble
+from warehouse.pages import ChangePage
 
 
 def start_cursor(job: SyncJob) -> BackfillCursor:

@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
 
-from platforms.base import ChangePage
 from platforms.shopify.backfill import backfill_pages, start_cursor
 from platforms.shopify.client import ShopifyClient
 from platforms.shopify.cursor import BackfillCursor, decode
@@ -25,6 +24,7 @@ from quarry.crypto import SecretBox
 from quarry.errors import InvalidRequest
 from quarry.settings import Settings
 from registry.models import Store
+from warehouse.pages import ChangePage
 
 
 class ShopifyConnector:

@@ -15,12 +15,12 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
-from platforms.base import ChangePage
 from platforms.shopify import queries as q
 from platforms.shopify.children import complete_connections
 from platforms.shopify.cursor import IncrementalCursor, iso, parse_time
 from platforms.shopify.errors import ShopifyAuthError, ShopifyError
 from platforms.shopify.job import SyncJob
+from warehouse.pages import ChangePage
 
 log = logging.getLogger(__name__)
 

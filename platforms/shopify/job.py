@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from platforms.base import ChangePage
 from platforms.shopify.children import attach_refund_details
 from platforms.shopify.client import ShopifyClient
 from platforms.shopify.cursor import Cursor, encode
 from platforms.shopify.mapping import MappingContext, dataset_rows, to_tables
 from platforms.shopify.queries import DatasetQueries
 from platforms.shopify.settings import ShopifySettings
+from warehouse.pages import ChangePage
 
 
 def utcnow() -> datetime:

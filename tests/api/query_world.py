@@ -13,10 +13,10 @@ from zoneinfo import ZoneInfo
 
 import pyarrow as pa
 
-from platforms.base import ChangePage
 from registry.accounts import create_account, create_store
 from registry.keys import create_key
 from tests.api.world import World
+from warehouse.pages import ChangePage
 from warehouse.schemas import EXCHANGE_RATES, SALES
 from warehouse.snapshots import record_snapshot
 from warehouse.writer import StoreWriter, upsert_rows

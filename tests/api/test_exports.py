@@ -12,8 +12,8 @@ from anyio.from_thread import BlockingPortal
 from dagster import DagsterInstance
 
 from api.main import create_app
-from exports.cleanup import remove_files_for_store
-from exports.execute import execute_job
+from exports.files.cleanup import remove_files_for_store
+from exports.jobs.execute import execute_job
 from tests.api.conftest import Client, assert_problem
 from tests.api.world import World
 from tests.exports.conftest import apply_yaml

@@ -11,13 +11,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from platforms.base import ChangePage
 from platforms.demo.hostile import HOSTILE_VALUES, LONG_VALUES
 from quarry.settings import Settings
 from registry.accounts import create_account, create_store, get_store
 from registry.db import Registry
 from registry.keys import create_key, revoke_key
 from warehouse.lake import Lake
+from warehouse.pages import ChangePage
 from warehouse.schemas import TABLES
 from warehouse.snapshots import record_snapshot
 from warehouse.writer import StoreWriter

@@ -1,6 +1,6 @@
 """Runs `quarry` commands in-process with click's CliRunner.
 
-The root group here is assembled like quarry.cli.main's (same group class, same context
+The root group here is assembled like cli.main's (same group class, same context
 object) from the command groups under test, so these tests do not depend on every other
 command module being importable."""
 
@@ -12,8 +12,8 @@ from typing import Any
 import click
 from click.testing import CliRunner, Result
 
-from quarry.cli import accounts, keys, stores
-from quarry.cli.context import AppContext, QuarryGroup
+from cli import accounts, keys, stores
+from cli.context import AppContext, QuarryGroup
 
 
 @click.group(cls=QuarryGroup)

@@ -9,7 +9,7 @@ import pytest
 
 from destinations import hosts
 from destinations.base import DeliveryError
-from destinations.registry import destination_class
+from destinations.kinds import destination_class
 from destinations.retry import RetryPolicy
 from quarry.errors import InvalidRequest
 from quarry.settings import Settings

@@ -78,7 +78,7 @@ def test_file_names_must_be_plain(app_settings: Settings, tmp_path: Path, name: 
 def test_on_one_file_system_the_delivery_is_a_link_to_the_jobs_file(
     app_settings: Settings, tmp_path: Path
 ) -> None:
-    # The job's file lives under QUARRY_HOME, as exports.produce stores it.
+    # The job's file lives under QUARRY_HOME, as exports.files.produce stores it.
     delivery = make_delivery(app_settings.home / "exports" / "job-1", 1000, job_id="job-1")
     build(app_settings).deliver(delivery)
     delivered = app_settings.home / "deliveries" / "orders.csv"

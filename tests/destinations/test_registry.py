@@ -6,7 +6,7 @@ import pytest
 
 from destinations.base import DeliveryError
 from destinations.email import EmailDestination
-from destinations.registry import (
+from destinations.kinds import (
     KINDS,
     destination_class,
     destination_for,

@@ -29,10 +29,10 @@ import httpx
 import pytest
 import yaml
 
-from exports.config import validate_document
-from exports.configs import account_context, apply_definitions, apply_file
-from exports.execute import ExportFailed, execute_job
-from exports.jobs import create_job
+from exports.configs.document import validate_document
+from exports.configs.saved import account_context, apply_definitions, apply_file
+from exports.jobs.execute import ExportFailed, execute_job
+from exports.jobs.lifecycle import create_job
 from pipelines.instance import write_instance_config
 from pipelines.runner import sync_stores
 from platforms.demo.seed import seed_demo

@@ -10,8 +10,8 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from quarry.cli.context import AppContext, QuarryGroup
-from quarry.cli.exports import exports
+from cli.context import AppContext, QuarryGroup
+from cli.exports import exports
 from quarry.settings import Settings
 from registry.accounts import create_account
 from registry.db import Registry

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
-from exports.config import load_file
-from exports.configs import account_context, apply_file
-from exports.definition import StoredConfig
+from exports.configs.definition import StoredConfig
+from exports.configs.document import load_file
+from exports.configs.saved import account_context, apply_file
 from quarry.crypto import SecretBox
 from quarry.errors import InvalidRequest
 from registry.models import ExportConfig

@@ -12,9 +12,9 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from exports.csv_arrow import parse_date_format
-from exports.csv_writer import CsvWriter
-from exports.options import FormatOptions
+from exports.configs.options import FormatOptions
+from exports.files.csv_arrow import parse_date_format
+from exports.files.csv_writer import CsvWriter
 from platforms.demo.hostile import HOSTILE_VALUES, LONG_VALUES
 
 TEXTS = [v.text for v in HOSTILE_VALUES + LONG_VALUES] + [

@@ -1,4 +1,4 @@
-"""CSV written by DuckDB's COPY (exports.csv_copy) against the value-by-value CsvWriter
+"""CSV written by DuckDB's COPY (exports.files.csv_copy) against the value-by-value CsvWriter
 over the same rows: the bytes must be identical for every column type DuckDB formats,
 the hostile demo values and every option; what it cannot format exactly it declines."""
 
@@ -13,10 +13,10 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from exports.csv_arrow import parse_date_format
-from exports.csv_copy import CopySource, copy_csv, zone_offsets
-from exports.neutralise import FORMULA_TRIGGERS
-from exports.options import FormatOptions
+from exports.configs.options import FormatOptions
+from exports.files.csv_arrow import parse_date_format
+from exports.files.csv_copy import CopySource, copy_csv, zone_offsets
+from exports.files.neutralise import FORMULA_TRIGGERS
 from tests.exports.test_csv_arrow import OPTIONS, _old, _table
 
 # The Python-only types of the shared table: floats and lists (and nanoseconds, below).

@@ -10,9 +10,9 @@ from decimal import Decimal
 
 import pytest
 
-from exports.csv_writer import BOM, csv_text
-from exports.neutralise import neutralise
-from exports.options import FormatOptions
+from exports.configs.options import FormatOptions
+from exports.files.csv_writer import BOM, csv_text
+from exports.files.neutralise import neutralise
 from platforms.demo.hostile import HOSTILE_VALUES, LONG_VALUES
 
 

@@ -21,8 +21,8 @@ from typing import Any
 import openpyxl
 import pytest
 
-from exports.neutralise import FORMULA_TRIGGERS, neutralise
-from exports.produce import file_key
+from exports.files.neutralise import FORMULA_TRIGGERS, neutralise
+from exports.files.produce import file_key
 from pipelines.runner import sync_stores
 from quarry.files import TEMPORARY_MARK, export_files
 from registry.models import ExportJob

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from exports.jobs import check_idempotency_key, create_job, get_visible_job
+from exports.jobs.lifecycle import check_idempotency_key, create_job, get_visible_job
 from quarry.errors import InvalidRequest, NotFound
 from registry.models import ExportConfig, utcnow
 from tests.api.world import World

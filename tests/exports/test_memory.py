@@ -41,10 +41,10 @@ from pathlib import Path
 
 import duckdb
 
-from exports.csv_copy import CopySource, copy_csv
-from exports.options import FormatOptions
-from exports.produce import Table, rows_of, write_file
-from exports.xlsx_writer import MAX_DATA_ROWS
+from exports.files.csv_copy import CopySource, copy_csv
+from exports.configs.options import FormatOptions
+from exports.files.produce import Table, rows_of, write_file
+from exports.files.xlsx_writer import MAX_DATA_ROWS
 
 file_format, small, large, note, limit, sort, folder = sys.argv[1:8]
 folder = Path(folder)
@@ -74,7 +74,7 @@ for count in (int(small), int(large)):
     source = CopySource(columns, "FROM big WHERE n < ?", "hash(n)" if sort == "1" else "n",
                         [count])
     sql = source.select(columns)
-    # Lazy, as in exports.produce: an Arrow reader opened now would hold a result open on
+    # Lazy, as in exports.files.produce: an Arrow reader opened now would hold a result open on
     # the connection, and the COPY could not run beside it.
     batches = (batch for _ in [None]
                for batch in con.sql(sql, params=[count]).to_arrow_reader(10_000))

@@ -13,10 +13,10 @@ from typing import Any
 import openpyxl
 import pytest
 
-from exports import produce
-from exports.cleanup import remove_expired_files, remove_files_for_store
-from exports.csv_copy import copy_csv
-from exports.neutralise import neutralise
+from exports.files import produce
+from exports.files.cleanup import remove_expired_files, remove_files_for_store
+from exports.files.csv_copy import copy_csv
+from exports.files.neutralise import neutralise
 from registry.models import ExportJob
 from tests.api.world import HOSTILE_TEXTS, World
 from tests.exports.conftest import apply_yaml, run_config, stored

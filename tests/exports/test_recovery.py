@@ -12,11 +12,11 @@ from datetime import timedelta
 import pytest
 from dagster import DagsterInstance
 
-from exports.jobs import create_job
-from exports.reaper import process_alive, reap
-from exports.reconciler import GRACE, unlaunched_jobs
-from exports.runs import latest_run, run_tags
+from exports.jobs.lifecycle import create_job
 from pipelines.exports.jobs import export
+from pipelines.exports.reaper import reap
+from pipelines.exports.reconciler import GRACE, unlaunched_jobs
+from pipelines.exports.runs import latest_run, run_tags
 from quarry.files import TEMPORARY_MARK, export_files
 from quarry.settings import load_settings
 from registry.models import ExportConfig, ExportJob, utcnow
@@ -119,11 +119,6 @@ def test_reaper_fails_jobs_whose_run_ended_without_them(
     assert job_id in reap(load_settings(), export_world.registry, instance)
     assert row(export_world, job_id).status == "failed"
     assert "could not load" in (row(export_world, job_id).error or "")
-
-
-def test_process_alive() -> None:
-    assert process_alive(os.getpid())
-    assert not process_alive(dead_pid())
 
 
 def test_reaper_fails_a_queued_job_whose_run_died_before_claiming_it(

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 from dagster import DagsterRunStatus
 
-from exports.state import ACTIVE, ENDED, WAITING, RunView, job_state
+from exports.jobs.state import ACTIVE, ENDED, WAITING, RunView, job_state
 
 
 @dataclass

@@ -10,8 +10,8 @@ from typing import Any
 
 import openpyxl
 
-from exports.options import FormatOptions
-from exports.xlsx_writer import MAX_CELL_UNITS, XlsxWriter, excel_date_format, sheet_name
+from exports.configs.options import FormatOptions
+from exports.files.xlsx_writer import MAX_CELL_UNITS, XlsxWriter, excel_date_format, sheet_name
 from platforms.demo.hostile import HOSTILE_VALUES
 
 

@@ -6,7 +6,7 @@ import struct
 import zipfile
 from pathlib import Path
 
-from exports.zip_writer import MAX_MEMBER_NAME, ZipWriter, member_name
+from exports.files.zip_writer import MAX_MEMBER_NAME, ZipWriter, member_name
 
 
 def test_member_names_are_flat_and_safe() -> None:

@@ -10,11 +10,12 @@ from collections.abc import Callable, Iterator
 import pyarrow as pa
 
 from pipelines.resources import QuarryResource
-from platforms.base import ChangePage, Connector
+from platforms.base import Connector
 from platforms.demo.connector import DemoConnector
 from quarry.settings import Settings
 from registry.models import Store
 from warehouse.lake import Lake
+from warehouse.pages import ChangePage
 from warehouse.schemas import TABLES
 from warehouse.tables import qualified, store_predicate
 

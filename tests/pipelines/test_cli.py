@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from cli.main import cli
 from platforms.demo.storage import store_dir
-from quarry.cli.main import cli
 from quarry.settings import Settings
 from registry.db import Registry
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 
 from dagster import DagsterInstance, DagsterRun, DagsterRunStatus
 
-from pipelines.runner import HOST_TAG, PID_TAG, release_abandoned_runs, step_asset
+from pipelines.runner import WORKER_TAG, release_abandoned_runs, step_asset
+from quarry.workers import worker_identity
 
 
 def _dead_pid() -> int:
@@ -19,25 +19,33 @@ def _dead_pid() -> int:
 def test_runs_of_a_killed_sync_are_failed_and_their_pool_slots_freed(
     instance: DagsterInstance,
 ) -> None:
-    tags = {HOST_TAG: socket.gethostname()}
     dead = DagsterRun(
         job_name="sync_stores",
         status=DagsterRunStatus.STARTED,
-        tags={**tags, PID_TAG: str(_dead_pid())},
+        tags={WORKER_TAG: worker_identity("here", _dead_pid())},
     )
     alive = DagsterRun(
-        job_name="sync_stores", status=DagsterRunStatus.STARTED, tags={**tags, PID_TAG: "1"}
+        job_name="sync_stores",
+        status=DagsterRunStatus.STARTED,
+        tags={WORKER_TAG: worker_identity("here", 1)},
     )
-    for run in (dead, alive):
+    # Another role's process cannot be looked at from here: its run is left alone.
+    elsewhere = DagsterRun(
+        job_name="sync_stores",
+        status=DagsterRunStatus.STARTED,
+        tags={WORKER_TAG: worker_identity("there", _dead_pid())},
+    )
+    for run in (dead, alive, elsewhere):
         instance.add_run(run)
     storage = instance.event_log_storage
     storage.initialize_concurrency_limit_to_default("warehouse_orders")
     assert storage.claim_concurrency_slot("warehouse_orders", dead.run_id, "sync_orders").is_claimed
 
-    assert release_abandoned_runs(instance) == [dead.run_id]
+    assert release_abandoned_runs(instance, "here") == [dead.run_id]
 
     assert instance.get_run_by_id(dead.run_id).status == DagsterRunStatus.FAILURE  # type: ignore[union-attr]
-    assert instance.get_run_by_id(alive.run_id).status == DagsterRunStatus.STARTED  # type: ignore[union-attr]
+    for kept in (alive, elsewhere):
+        assert instance.get_run_by_id(kept.run_id).status == DagsterRunStatus.STARTED  # type: ignore[union-attr]
     assert storage.get_concurrency_info("warehouse_orders").active_slot_count == 0
 
 

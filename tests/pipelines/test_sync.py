@@ -19,7 +19,7 @@ from registry.db import Registry
 from registry.models import Store
 from tests.pipelines.helpers import lake_version, sort_rows, warehouse_rows
 from warehouse.lake import Lake
-from warehouse.models.sales import store_sales
+from warehouse.modelled.sales import store_sales
 from warehouse.schemas import SOURCE_DATASETS
 from warehouse.snapshots import latest_snapshots
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from quarry.cli.main import cli
+from cli.main import cli
 from quarry.settings import Settings
 from tests.cli.runner import assert_one_line_error, invoke, ok, ok_json
 

@@ -171,9 +171,9 @@ def test_nothing_is_read_at_import(clean_env: Path) -> None:
         "registry.db",
         "registry.accounts",
         "registry.keys",
-        "quarry.cli.accounts",
-        "quarry.cli.keys",
-        "quarry.cli.stores",
+        "cli.accounts",
+        "cli.keys",
+        "cli.stores",
     ]
     imports = "; ".join(f"import {m}" for m in modules)
     result = subprocess.run(

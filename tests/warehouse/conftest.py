@@ -16,12 +16,12 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from platforms.base import ChangePage
 from quarry.settings import Settings
 from registry.accounts import create_account, create_store
 from registry.db import Registry
 from tests.destinations.servers import use_servers
 from warehouse.lake import Lake
+from warehouse.pages import ChangePage
 from warehouse.reader import WarehouseReader
 from warehouse.schemas import TABLES
 from warehouse.snapshots import record_snapshot

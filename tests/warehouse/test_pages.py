@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from platforms.base import ChangePage
 from tests.warehouse.conftest import current_rows, orders_page, rows_table
 from warehouse.lake import Lake
-from warehouse.pages import batched, combine_pages
+from warehouse.pages import ChangePage, batched, combine_pages
 from warehouse.writer import StoreWriter
 
 

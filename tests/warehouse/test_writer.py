@@ -9,7 +9,6 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from platforms.base import ChangePage
 from tests.warehouse.conftest import (
     Row,
     current_rows,
@@ -20,6 +19,7 @@ from tests.warehouse.conftest import (
     rows_table,
 )
 from warehouse.lake import Lake
+from warehouse.pages import ChangePage
 from warehouse.writer import StoreWriter, delete_store, upsert_rows
 
 

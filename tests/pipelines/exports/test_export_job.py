@@ -7,9 +7,9 @@ from datetime import timedelta
 from dagster import DagsterInstance, SensorResult, build_sensor_context
 from sqlalchemy import select
 
-from exports.jobs import create_job
-from exports.runs import CONFIG_TAG, JOB_TAG, latest_run, run_tags
+from exports.jobs.lifecycle import create_job
 from pipelines.definitions import defs
+from pipelines.exports.runs import CONFIG_TAG, JOB_TAG, latest_run, run_tags
 from pipelines.exports.sensors import scheduled_exports
 from pipelines.resources import QuarryResource
 from pipelines.runner import QUIET

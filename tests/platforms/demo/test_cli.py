@@ -6,9 +6,9 @@ import json
 
 from click.testing import CliRunner, Result
 
+from cli.context import AppContext
+from cli.demo import demo
 from platforms.demo.storage import load_state
-from quarry.cli.context import AppContext
-from quarry.cli.demo import demo
 from quarry.errors import NotFound
 from quarry.settings import Settings
 
@@ -82,7 +82,7 @@ def test_bad_numbers_are_usage_errors(quarry_env: Settings) -> None:
 
 
 def test_quarry_prints_an_unknown_account_as_one_line(quarry_env: Settings) -> None:
-    from quarry.cli.main import cli
+    from cli.main import cli
 
     result = CliRunner().invoke(cli, ["demo", "advance", "--account", "acc_missing"])
     assert result.exit_code == 1

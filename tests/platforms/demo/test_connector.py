@@ -6,10 +6,10 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from platforms.base import ChangePage
 from platforms.demo.connector import DemoConnector
 from quarry.errors import InvalidRequest, NotFound
 from tests.platforms.demo.conftest import SeededAccount
+from warehouse.pages import ChangePage
 from warehouse.schemas import SOURCE_DATASETS, TABLES
 
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from platforms.base import ChangePage
 from platforms.shopify.connector import ShopifyConnector
 from platforms.shopify.settings import ShopConnection, ShopifySettings
 from tests.platforms.shopify.fake_shopify import TOKEN, FakeShopify, FakeShopifyServer
+from warehouse.pages import ChangePage
 
 STORE_ID = "st_testshop01"
 DOMAIN = "quarry-test.myshopify.com"

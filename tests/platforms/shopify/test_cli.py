@@ -8,11 +8,11 @@ import logging
 import pytest
 from click.testing import CliRunner
 
-from platforms.registry import connector_for
+from cli.context import AppContext
+from cli.shopify import add
+from platforms.connectors import connector_for
 from platforms.shopify.connector import ShopifyConnector
 from platforms.shopify.errors import ShopifyAuthError
-from quarry.cli.context import AppContext
-from quarry.cli.shopify import add
 from quarry.crypto import SecretBox
 from quarry.errors import InvalidRequest
 from registry.accounts import create_account, list_stores

@@ -1,0 +1,2 @@
+"""The `quarry` command line: the top floor. It may import every other package; nothing
+imports it."""

@@ -1,0 +1,52 @@
+"""`quarry`: one group assembling the command modules. Errors are one line and exit 1."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from typing import Any
+
+import click
+
+from cli.context import AppContext, QuarryGroup, pass_app
+
+
+def _show_warning(message: Any, category: Any, *_args: Any, **_kwargs: Any) -> None:
+    click.echo(f"warning: {message}", err=True)
+
+
+@click.group(cls=QuarryGroup)
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """Quarry: sync commerce stores into a warehouse, serve /v1, run exports."""
+    warnings.showwarning = _show_warning
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    ctx.ensure_object(AppContext)
+
+
+@cli.command()
+@pass_app
+def migrate(app: AppContext) -> None:
+    """Apply registry migrations (every command that needs them applies them too)."""
+    app.registry  # noqa: B018 - building the registry migrates it
+    click.echo(f"registry at {app.settings.resolved_database_url} is up to date")
+
+
+def _register() -> None:
+    # Command modules are imported here so that `quarry --help` lists them all, and each
+    # module stays small and owns one group.
+    from cli import accounts, demo, exports, keys, run, shopify, stores
+
+    cli.add_command(accounts.accounts)
+    stores.stores.add_command(shopify.add)
+    cli.add_command(stores.stores)
+    cli.add_command(keys.keys)
+    cli.add_command(demo.demo)
+    cli.add_command(exports.exports)
+    for command in run.COMMANDS:
+        cli.add_command(command)
+    for command in run.DEMO_COMMANDS:
+        demo.demo.add_command(command)
+
+
+_register()

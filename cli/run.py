@@ -1,0 +1,389 @@
+"""`quarry sync`, `quarry serve`, `quarry up` and `quarry demo start`: running the service.
+
+`sync` runs Dagster's sync jobs in this process on the instance of DAGSTER_HOME (the runs
+show in the UI; no daemon needed). `up` runs the API, the Dagster webserver and the daemon
+as child processes in the foreground, each in its own process group, and stops them all on
+Ctrl-C or SIGTERM: SIGTERM to every group, up to STOP_GRACE_SECONDS to go, then SIGKILL
+(the webserver ignores SIGTERM for a while). When one child dies the others are stopped and
+`up` exits non-zero.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import FrameType
+
+import click
+import yaml
+
+from cli.context import AppContext, pass_app
+from quarry.errors import ConfigurationError
+from quarry.settings import Settings
+from registry.accounts import list_stores
+from registry.db import Registry
+
+STOP_GRACE_SECONDS = 10.0
+DEMO_SCOPES = ("read_data", "exports")
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+LOCATION = "quarry"  # the code location's name (pipelines.exports.launcher submits runs to it)
+GRPC_HEADER = "# Written by `quarry orchestrator`: the worker at QUARRY_WORKER_ADDRESS.\n"
+WORKSPACE = """# Written by `quarry up`: the code location of the pipelines.
+load_from:
+  - python_module:
+      module_name: pipelines.definitions
+      attribute: defs
+      location_name: quarry
+"""
+
+
+@click.command()
+@click.option("--store", "store_ids", multiple=True, help="Only this store (repeatable).")
+@click.option("--full", is_flag=True, help="Re-sync from the beginning, ignoring cursors.")
+@click.option(
+    "--on-worker",
+    is_flag=True,
+    help="Submit the runs to Dagster (QUARRY_DAGSTER_URL) to execute in the worker role, "
+    "instead of in this process.",
+)
+@pass_app
+def sync(app: AppContext, store_ids: tuple[str, ...], full: bool, on_worker: bool) -> None:
+    """Sync every store of every account (or the given ones) now, and wait."""
+    chosen = list(store_ids) or None
+    if not _sync_and_report(app.settings, app.registry, chosen, full=full, on_worker=on_worker):
+        sys.exit(1)
+
+
+def _sync_and_report(
+    settings: Settings,
+    registry: Registry,
+    store_ids: list[str] | None,
+    *,
+    full: bool,
+    on_worker: bool = False,
+) -> bool:
+    """Run the syncs, print a line per run; True when every run succeeded."""
+    from pipelines.runner import step_asset, sync_stores, sync_stores_on_worker
+    from warehouse.lake import refuse_delta_home
+
+    refuse_delta_home(settings)
+
+    ok = True
+    run_syncs = sync_stores_on_worker if on_worker else sync_stores
+    for outcome in run_syncs(settings, registry, store_ids, full=full):
+        where = "exchange rates" if outcome.label == "exchange_rates" else f"store {outcome.label}"
+        if outcome.interrupted:
+            click.echo(f"error: {where}: interrupted (run {outcome.run_id})", err=True)
+            sys.exit(130)
+        if not outcome.success:
+            ok = False
+            click.echo(
+                f"error: {where}: {step_asset(outcome.failed_step)} failed: {outcome.error} "
+                f"(run {outcome.run_id})",
+                err=True,
+            )
+            continue
+        written = ", ".join(f"{table} {rows:,}" for table, rows in outcome.rows.items() if rows)
+        click.echo(
+            f"{outcome.label} ({outcome.name}): {written or 'no changes'} ({outcome.seconds:.1f} s)"
+        )
+    return ok
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--workers", default=1, show_default=True, type=int)
+@pass_app
+def serve(app: AppContext, host: str, port: int, workers: int) -> None:
+    """Run the API alone under uvicorn."""
+    import uvicorn
+
+    from api.connections import PROTOCOL
+    from warehouse.lake import refuse_delta_home
+
+    app.settings.ensure_home()
+    refuse_delta_home(app.settings)
+    # An import string, so workers are spawned and import the app themselves: DuckDB must
+    # not be used in a forked child. The protocol closes slow clients' connections
+    # (QUARRY_HEADER_TIMEOUT_SECONDS, QUARRY_BODY_TIMEOUT_SECONDS); the app serves no
+    # WebSocket, so upgrade requests are plain HTTP requests.
+    uvicorn.run(
+        "api.main:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        http=PROTOCOL,
+        ws="none",
+    )
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address of both.")
+@click.option("--port", default=8000, show_default=True, type=int, help="API port.")
+@click.option("--dagster-port", default=3000, show_default=True, type=int)
+@pass_app
+def up(app: AppContext, host: str, port: int, dagster_port: int) -> None:
+    """Run every role on this machine: the API, Dagster's UI and daemon, the housekeeper,
+    and the code server that executes runs, until Ctrl-C."""
+    sys.exit(run_services(app.settings, host=host, port=port, dagster_port=dagster_port))
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address of the UI.")
+@click.option("--port", default=3000, show_default=True, type=int, help="Dagster UI port.")
+@pass_app
+def orchestrator(app: AppContext, host: str, port: int) -> None:
+    """Run the orchestrator role: Dagster's webserver and daemon and Quarry's housekeeper,
+    until Ctrl-C. Runs execute in the worker at QUARRY_WORKER_ADDRESS (or, unset, in a code
+    server the webserver starts on this machine)."""
+    settings = app.settings
+    commands = _orchestrator_commands(settings, host, port)
+    click.echo(f"Dagster UI on http://{host}:{port}; code location at {_location(settings)}")
+    sys.exit(_supervise(settings, commands))
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=4000, show_default=True, type=int)
+@pass_app
+def worker(app: AppContext, host: str, port: int) -> None:
+    """Run the worker role: the Dagster code server of Quarry's pipelines, whose processes
+    execute the runs the orchestrator launches, until Ctrl-C."""
+    from quarry.files import staging_dir
+
+    settings = app.settings
+    settings.ensure_home()
+    # Files that runs of an earlier worker of this home were staging: no run of theirs can
+    # still be going (one worker per home), so nothing half-written outlives a restart.
+    shutil.rmtree(staging_dir(settings), ignore_errors=True)
+    command = [_tool("dagster"), "code-server", "start", "-m", "pipelines.definitions",
+               "-a", "defs", "-h", host, "-p", str(port), "--location-name", LOCATION]  # fmt: skip
+    click.echo(f"worker {settings.role_id}: code server on {host}:{port}")
+    sys.exit(_supervise(settings, {"code-server": command}))
+
+
+@click.command()
+@pass_app
+def housekeeper(app: AppContext) -> None:
+    """Fail export jobs whose run can no longer finish, submit jobs no run has taken and
+    remove expired files, every 10 s until stopped (`orchestrator` and `up` start it)."""
+    import threading
+
+    from pipelines.exports.housekeeping import run_housekeeper
+
+    logging.getLogger("exports").setLevel(logging.INFO)
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    run_housekeeper(app.settings, stop)
+
+
+def run_services(settings: Settings, *, host: str, port: int, dagster_port: int) -> int:
+    """Start every role on this machine and supervise them; returns the exit status."""
+    from api.connections import PROTOCOL
+
+    dagster_url = f"http://{host}:{dagster_port}"
+    commands = {
+        "api": [sys.executable, "-m", "uvicorn", "api.main:create_app", "--factory",
+                "--host", host, "--port", str(port), "--http", PROTOCOL, "--ws", "none"],
+        **_orchestrator_commands(settings, host, dagster_port),
+    }  # fmt: skip
+    click.echo(f"API on http://{host}:{port}, Dagster UI on {dagster_url}")
+    click.echo("Ctrl-C stops all of them.")
+    # The API submits export runs to this Dagster, whatever QUARRY_DAGSTER_URL says.
+    return _supervise(settings, commands, extra={"QUARRY_DAGSTER_URL": dagster_url})
+
+
+def _orchestrator_commands(settings: Settings, host: str, port: int) -> dict[str, list[str]]:
+    from pipelines.instance import write_instance_config
+    from warehouse.lake import refuse_delta_home
+
+    refuse_delta_home(settings)
+    write_instance_config(settings)
+    workspace = _workspace(settings)
+    return {
+        "dagster-webserver": [_tool("dagster-webserver"), "-w", str(workspace),
+                              "-h", host, "-p", str(port)],
+        "dagster-daemon": [_tool("dagster-daemon"), "run", "-w", str(workspace)],
+        "housekeeper": [_tool("quarry"), "housekeeper"],
+    }  # fmt: skip
+
+
+def _supervise(
+    settings: Settings, commands: dict[str, list[str]], extra: dict[str, str] | None = None
+) -> int:
+    from pipelines.instance import open_instance, role_environment
+
+    settings.ensure_home()
+    # The registry and Dagster's storage are created and migrated here, once: children
+    # starting together on a new home would each try to create the same tables, and all
+    # but one fail.
+    Registry(settings).dispose()
+    with open_instance(settings):
+        pass
+    # Every role's processes import the project's packages from its root (the exports and
+    # pipelines packages are not part of the installed distribution).
+    path = os.pathsep.join(p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH")) if p)
+    env = os.environ | role_environment(settings) | {"PYTHONPATH": path} | (extra or {})
+    return Supervisor(commands, env=env, cwd=PROJECT_ROOT).run()
+
+
+def _location(settings: Settings) -> str:
+    return settings.worker_address or "a code server of this machine"
+
+
+def _workspace(settings: Settings) -> Path:
+    """Where the orchestrator finds the code location: the worker at QUARRY_WORKER_ADDRESS
+    (a workspace written into DAGSTER_HOME), else the project's workspace.yaml (or, installed
+    without the source tree, one written into DAGSTER_HOME), whose code server the webserver
+    and the daemon start on this machine."""
+    written = settings.resolved_dagster_home / "workspace.yaml"
+    if settings.worker_address:
+        host, _, port = settings.worker_address.rpartition(":")
+        if not host or not port.isdigit():
+            raise ConfigurationError(
+                f"QUARRY_WORKER_ADDRESS must be host:port, got {settings.worker_address!r}"
+            )
+        workspace = {"load_from": [{"grpc_server": {
+            "host": host, "port": int(port), "location_name": LOCATION}}]}  # fmt: skip
+        written.write_text(GRPC_HEADER + yaml.safe_dump(workspace, sort_keys=False))
+        return written
+    shipped = PROJECT_ROOT / "workspace.yaml"
+    if shipped.exists():
+        return shipped
+    written.write_text(WORKSPACE)
+    return written
+
+
+def _tool(name: str) -> str:
+    """An executable of this environment (beside the running Python), else on PATH."""
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else (shutil.which(name) or name)
+
+
+class Supervisor:
+    """Child processes in their own process groups, stopped together."""
+
+    def __init__(self, commands: dict[str, list[str]], *, env: dict[str, str], cwd: Path):
+        self.commands, self.env, self.cwd = commands, env, cwd
+        self.children: dict[str, subprocess.Popen[bytes]] = {}
+        self._stop_requested = False
+
+    def run(self) -> int:
+        previous = {
+            s: signal.signal(s, self._request_stop) for s in (signal.SIGINT, signal.SIGTERM)
+        }
+        try:
+            for name, command in self.commands.items():
+                # A session of its own: Ctrl-C in the terminal reaches us only, and we stop
+                # each child's whole tree (the webserver runs a code server under it).
+                self.children[name] = subprocess.Popen(
+                    command, env=self.env, cwd=self.cwd, start_new_session=True
+                )
+            failed = self._watch()
+        finally:
+            self.stop_all()
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+        if failed:
+            click.echo(f"error: {failed} exited; stopped the others", err=True)
+            return 1
+        return 0
+
+    def _request_stop(self, signum: int, frame: FrameType | None) -> None:
+        self._stop_requested = True
+
+    def _watch(self) -> str | None:
+        """Wait for a stop request (None) or a child's exit (its name)."""
+        while not self._stop_requested:
+            for name, child in self.children.items():
+                if child.poll() is not None:
+                    return f"{name} (status {child.returncode})"
+            time.sleep(0.2)
+        return None
+
+    def stop_all(self) -> None:
+        """SIGTERM every child's group, wait up to STOP_GRACE_SECONDS, then SIGKILL."""
+        for child in self.children.values():
+            _signal_group(child, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        while time.monotonic() < deadline and any(c.poll() is None for c in self.children.values()):
+            time.sleep(0.1)
+        for child in self.children.values():
+            # Also the group of a child that exited: its own children may still run.
+            _signal_group(child, signal.SIGKILL)
+            child.wait()
+
+
+def _signal_group(child: subprocess.Popen[bytes], signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signum)
+
+
+@click.command("start")
+@click.option("--orders", default=50_000, show_default=True, help="Orders when seeding.")
+@click.option("--stores", "store_count", default=3, show_default=True, help="Stores when seeding.")
+@click.option("--seed", default=7, show_default=True, help="Random seed when seeding.")
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--dagster-port", default=3000, show_default=True, type=int)
+@pass_app
+def demo_start(
+    app: AppContext, orders: int, store_count: int, seed: int, port: int, dagster_port: int
+) -> None:
+    """Seed (or reuse) a demo account, sync it, print a key, and run the service."""
+    settings, registry = app.settings, app.registry
+    account_id = _newest_demo_account(registry)
+    if account_id is None:
+        from platforms.demo.seed import seed_demo
+
+        click.echo(f"seeding a demo account: {store_count} stores, {orders:,} orders ...")
+        account_id = seed_demo(settings, registry, orders=orders, stores=store_count, seed=seed)
+    else:
+        click.echo(f"reusing demo account {account_id} (`quarry demo seed` makes a new one)")
+    with registry.session() as session:
+        store_ids = [store.id for store in list_stores(session, account_id)]
+    if not _sync_and_report(settings, registry, store_ids, full=False):
+        sys.exit(1)
+    key = _demo_key(registry, account_id)
+    base = f"http://127.0.0.1:{port}"
+    click.echo(f"\nAPI key (shown once): {key}\n\nTry:")
+    for path in ("/v1/account", "/v1/stores", "/v1/orders?page_size=5"):
+        click.echo(f"  curl -H 'Authorization: Bearer {key}' '{base}{path}'")
+    click.echo()
+    sys.exit(run_services(settings, host="127.0.0.1", port=port, dagster_port=dagster_port))
+
+
+def _newest_demo_account(registry: Registry) -> str | None:
+    """The newest account with demo stores, or None."""
+    from sqlalchemy import select
+
+    from registry.models import Account, Store
+
+    with registry.session() as session:
+        return session.scalars(
+            select(Account.id)
+            .join(Store, Store.account_id == Account.id)
+            .where(Store.platform == "demo")
+            .order_by(Account.created_at.desc(), Account.id.desc())
+            .limit(1)
+        ).first()
+
+
+def _demo_key(registry: Registry, account_id: str) -> str:
+    from registry.keys import create_key
+
+    with registry.session() as session:
+        return create_key(session, account_id=account_id, scopes=DEMO_SCOPES).secret
+
+
+COMMANDS = [sync, serve, up, orchestrator, worker, housekeeper]
+DEMO_COMMANDS = [demo_start]

@@ -1,0 +1,243 @@
+"""One export job, start to end, as its Dagster run executes it (plain Python, so tests run
+it without Dagster): claim the job, keep a heartbeat, produce the file, record it,
+deliver it, record the outcome.
+
+A failed delivery ends the job `failed` with its file kept and downloadable. Every failure
+is recorded on the row with a reason a person can act on before ExportFailed is raised, so
+the run fails too and shows the same reason in the Dagster UI.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from sqlalchemy import or_, update
+
+from destinations.base import Delivery, DeliveryError
+from destinations.kinds import destination_for
+from exports.configs.definition import StoredConfig
+from exports.files.cleanup import remove_staging
+from exports.files.naming import render_file_name
+from exports.files.produce import (
+    CONTENT_TYPES,
+    Account,
+    file_key,
+    produce,
+    staging_path,
+)
+from exports.files.xlsx_writer import MAX_DATA_ROWS
+from exports.jobs.lifecycle import COMPLETED, FAILED, QUEUED, RUNNING, finish
+from quarry.crypto import SecretBox
+from quarry.errors import QuarryError
+from quarry.files import export_files
+from quarry.settings import Settings
+from quarry.workers import worker_identity
+from registry.accounts import get_account, list_stores
+from registry.db import Registry
+from registry.models import ExportConfig, ExportJob, utcnow
+from warehouse.query import StoreInfo
+from warehouse.reader import WarehouseReader
+
+HEARTBEAT_SECONDS = 5.0
+logger = logging.getLogger(__name__)
+
+
+class ExportFailed(Exception):
+    """The job ended `failed`; `reason` is what its row says."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Outcome:
+    job_id: str
+    file_name: str
+    rows: int
+    cut_cells: int
+    location: str
+
+
+def claim(
+    registry: Registry, job_id: str, run_id: str, *, worker: str, rerun: bool = False
+) -> bool:
+    """Mark the job running in this process, if it is still waiting for a run (or, for a
+    re-execution from the Dagster UI, if it failed). False when another run has it."""
+    waiting = ExportJob.status == QUEUED
+    if rerun:
+        waiting = or_(waiting, ExportJob.status == FAILED)
+    now = utcnow()
+    with registry.session() as session:
+        result = session.execute(
+            update(ExportJob)
+            .where(ExportJob.id == job_id, waiting)
+            .values(
+                status=RUNNING,
+                started_at=now,
+                heartbeat_at=now,
+                finished_at=None,
+                error=None,
+                dagster_run_id=run_id,
+                worker=worker,
+            )
+        )
+        return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+@contextmanager
+def heartbeat(registry: Registry, job_id: str, every: float = HEARTBEAT_SECONDS) -> Iterator[None]:
+    """Refresh the job's heartbeat every `every` seconds while the block runs."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(every):
+            try:
+                with registry.session() as session:
+                    session.execute(
+                        update(ExportJob)
+                        .where(ExportJob.id == job_id, ExportJob.status == RUNNING)
+                        .values(heartbeat_at=utcnow())
+                    )
+            except Exception as exc:  # a missed beat is retried; the job goes on
+                logger.warning("export job %s: heartbeat failed: %s", job_id, exc)
+
+    thread = threading.Thread(target=beat, name=f"heartbeat-{job_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def execute_job(
+    settings: Settings,
+    registry: Registry,
+    job_id: str,
+    run_id: str,
+    *,
+    rerun: bool = False,
+    environ: Mapping[str, str] | None = None,
+    max_rows_per_sheet: int = MAX_DATA_ROWS,
+) -> Outcome:
+    """Run job `job_id` in this process; raises ExportFailed (after recording it)."""
+    if not claim(registry, job_id, run_id, worker=worker_identity(settings.role_id), rerun=rerun):
+        raise ExportFailed(f"export job {job_id} is not waiting for a run (another run has it)")
+    with heartbeat(registry, job_id):
+        try:
+            return _run(settings, registry, job_id, environ, max_rows_per_sheet)
+        except ExportFailed as exc:
+            _fail(registry, job_id, exc.reason)
+            raise
+        except QuarryError as exc:
+            _fail(registry, job_id, exc.detail)
+            raise ExportFailed(exc.detail) from exc
+        except Exception as exc:
+            logger.exception("export job %s failed", job_id)
+            reason = f"the export failed unexpectedly ({type(exc).__name__}: {exc}; run {run_id})"
+            _fail(registry, job_id, reason)
+            raise ExportFailed(reason) from exc
+
+
+def _fail(registry: Registry, job_id: str, reason: str) -> None:
+    with registry.session() as session:
+        finish(session, job_id, FAILED, error=reason)
+
+
+def _run(
+    settings: Settings,
+    registry: Registry,
+    job_id: str,
+    environ: Mapping[str, str] | None,
+    max_rows_per_sheet: int,
+) -> Outcome:
+    with registry.session() as session:
+        job = session.get(ExportJob, job_id)
+        assert job is not None
+        row = session.get(ExportConfig, job.config_id)
+        if row is None:
+            raise ExportFailed("its export configuration was removed")
+        config = StoredConfig.of(row)
+        account_row = get_account(session, job.account_id)
+        stores = {s.id: s for s in list_stores(session, job.account_id)}
+        store_ids = [s for s in job.store_ids if s in stores]
+        created_at = job.created_at
+        infos = {s: StoreInfo(stores[s].name, stores[s].currency, stores[s].timezone)
+                 for s in store_ids}  # fmt: skip
+        account = Account(account_row.currency, account_row.timezone, infos)
+    file_name = render_file_name(
+        config.file_name,
+        name=config.name,
+        job_id=job_id,
+        created_at=created_at,
+        zone=account.timezone,
+        store_names=[account.stores[s].name for s in store_ids],
+        file_format=config.format,
+    )
+    files = export_files(settings)
+    key = file_key(job_id, config.format)
+    target = staging_path(settings, files, key)
+    # On S3 the run writes in its home's staging folder and uploads; locally it writes in
+    # the store's own folder and there is nothing to upload.
+    staged = files.local_path(key) != target
+    reader = WarehouseReader(settings, registry)
+    try:
+        produced = produce(
+            reader, config, account, store_ids, target, max_rows_per_sheet=max_rows_per_sheet
+        )
+        if staged:
+            files.put_file(target, key)
+        with registry.session() as session:
+            job = session.get(ExportJob, job_id)
+            assert job is not None
+            job.file_path = key
+            job.file_name = file_name
+        location = _deliver(settings, config, job_id, target, file_name, environ)
+        with registry.session() as session:
+            finish(session, job_id, COMPLETED)
+    finally:
+        if staged:
+            # The store holds the file now (or the run failed): the staged copy goes.
+            remove_staging(settings, job_id)
+        # Closed last: freeing DuckDB's memory of a large export takes a noticeable time
+        # that the job's completion need not wait for.
+        reader.close()
+    return Outcome(job_id, file_name, produced.rows, produced.cut_cells, location)
+
+
+def _deliver(
+    settings: Settings,
+    config: StoredConfig,
+    job_id: str,
+    path: os.PathLike[str],
+    file_name: str,
+    environ: Mapping[str, str] | None,
+) -> str:
+    credentials = (
+        SecretBox(settings.fernet_keys).open(config.credentials_secret)
+        if config.credentials_secret
+        else {}
+    )
+    delivery = Delivery(
+        path=path,  # type: ignore[arg-type]
+        file_name=file_name,
+        job_id=job_id,
+        content_type=CONTENT_TYPES[config.format],
+    )
+    try:
+        destination = destination_for(
+            config.destination_kind,
+            config.destination_settings,
+            credentials,
+            settings,
+            environ=environ,
+        )
+        return destination.deliver(delivery).location
+    except DeliveryError as exc:
+        raise ExportFailed(f"the file was written but its delivery failed: {exc.reason}") from exc

@@ -1,1 +1,0 @@
-"""The `quarry` command line."""

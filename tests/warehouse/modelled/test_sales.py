@@ -1,0 +1,208 @@
+"""The sales model on hand-made orders, against figures computed by hand."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from warehouse.lake import Lake
+from warehouse.modelled.sales import ORDER_TABLES, sales_from_tables, store_sales
+from warehouse.pages import ChangePage
+from warehouse.schemas import SALES, TABLES
+from warehouse.writer import StoreWriter
+
+D = Decimal
+STORE = "st_test"
+
+
+def _table(name: str, rows: list[dict[str, Any]]) -> pa.Table:
+    schema = TABLES[name].schema
+    full = [{field.name: row.get(field.name) for field in schema} for row in rows]
+    return pa.Table.from_pylist(full, schema=schema)
+
+
+def _utc(*args: int) -> datetime:
+    return datetime(*args, tzinfo=UTC)
+
+
+def _order(**values: Any) -> dict[str, Any]:
+    base = {
+        "store_id": STORE, "currency": "USD", "customer_id": "cus_1",
+        "sales_channel": "Online Store", "billing_country": "US", "billing_region": "NY",
+        "billing_city": "New York", "total_discounts": D("0"), "total_shipping": D("0"),
+        "total_tax": D("0"), "total_duties": D("0"), "total_additional_fees": D("0"),
+        "total_refunded": D("0"),
+    }  # fmt: skip
+    return base | values
+
+
+# Order 1: two lines, a discount, shipping with its tax, duties, a fee, and one refund that
+# returns one unit and gives back the shipping and the duties.
+#   l1: 19.99 x 3 = 59.97, discount 6.00, tax 5.40   l2: 5.00 x 1, tax 0.50
+#   shipping 7.50 + shipping tax 0.75, duties 2.00, fee 1.25
+#   subtotal 58.97, total_tax 6.65, total_price 58.97 + 7.50 + 6.65 + 2.00 + 1.25 = 76.37
+#   refund: 1 x l1 at 17.99 (its discount share off) + tax 1.80, shipping 7.50 + 0.75 tax,
+#   duties 2.00: total_refunded 30.04
+# Order 2: processed_at missing (created_at used), one line 100.00 x 2, nothing else.
+ORDERS = [
+    _order(
+        id="o1", order_name="#1001", created_at=_utc(2024, 3, 10, 11, 58),
+        processed_at=_utc(2024, 3, 10, 12, 0), subtotal_price=D("58.97"),
+        total_discounts=D("6.00"), total_shipping=D("7.50"), total_tax=D("6.65"),
+        total_duties=D("2.00"), total_additional_fees=D("1.25"), total_price=D("76.37"),
+        total_refunded=D("30.04"), line_item_count=2, item_quantity=4,
+    ),
+    _order(
+        id="o2", order_name="#1002", created_at=_utc(2024, 11, 3, 5, 30), processed_at=None,
+        customer_id=None, subtotal_price=D("200.00"), total_price=D("200.00"),
+        line_item_count=1, item_quantity=2,
+    ),
+]  # fmt: skip
+PRODUCT = {"product_type": "Tea", "product_vendor": "Leaf & Co"}
+LINES = [
+    {"id": "l1", "store_id": STORE, "order_id": "o1", "product_id": "p1",
+     "variant_id": "v1", "product_title": "Green tea", "variant_title": "250 g",
+     "sku": "GT-250", "quantity": 3, "price": D("19.99"), "discount": D("6.00"),
+     "tax": D("5.40")} | PRODUCT,
+    {"id": "l2", "store_id": STORE, "order_id": "o1", "product_id": "p2",
+     "variant_id": "v2", "product_title": "Mug", "variant_title": None, "sku": "MUG",
+     "quantity": 1, "price": D("5.00"), "discount": D("0.00"), "tax": D("0.50")} | PRODUCT,
+    {"id": "l3", "store_id": STORE, "order_id": "o2", "product_id": "p3",
+     "variant_id": "v3", "product_title": "Teapot", "variant_title": "Large",
+     "sku": "TP-L", "quantity": 2, "price": D("100.00"), "discount": D("0.00"),
+     "tax": D("0.00")} | PRODUCT,
+]  # fmt: skip
+REFUNDS = [
+    {"id": "r1", "store_id": STORE, "order_id": "o1", "created_at": _utc(2024, 3, 15, 9, 30),
+     "shipping": D("7.50"), "shipping_tax": D("0.75"), "duties": D("2.00"), "note": None},
+]  # fmt: skip
+REFUND_LINES = [
+    {"id": "rl1", "store_id": STORE, "order_id": "o1", "refund_id": "r1", "line_id": "l1",
+     "quantity": 1, "subtotal": D("17.99"), "tax": D("1.80")},
+]  # fmt: skip
+
+# Each event's figures; a metric not named is zero.
+EXPECTED: dict[str, dict[str, Any]] = {
+    "l1.o": {"event": "order/product", "ordered_item_quantity": 3, "gross_sales": "59.97",
+             "discounts": "-6.00", "net_sales": "53.97", "taxes": "5.40",
+             "total_sales": "59.37"},
+    "l2.o": {"event": "order/product", "ordered_item_quantity": 1, "gross_sales": "5.00",
+             "net_sales": "5.00", "taxes": "0.50", "total_sales": "5.50"},
+    "o1.shipping.o": {"event": "order/shipping", "shipping_charges": "7.50", "taxes": "0.75",
+                      "total_sales": "8.25"},
+    "o1.duty.o": {"event": "order/duty", "duties": "2.00", "total_sales": "2.00"},
+    "o1.fee.o": {"event": "order/fee", "additional_fees": "1.25", "total_sales": "1.25"},
+    "rl1.r": {"event": "return/product", "returned_item_quantity": -1, "returns": "-17.99",
+              "net_sales": "-17.99", "taxes": "-1.80", "total_sales": "-19.79"},
+    "r1.shipping.r": {"event": "return/shipping", "shipping_charges": "-7.50",
+                      "taxes": "-0.75", "total_sales": "-8.25"},
+    "r1.duty.r": {"event": "return/duty", "duties": "-2.00", "total_sales": "-2.00"},
+    "l3.o": {"event": "order/product", "ordered_item_quantity": 2, "gross_sales": "200.00",
+             "net_sales": "200.00", "total_sales": "200.00"},
+}  # fmt: skip
+QUANTITIES = ("ordered_item_quantity", "returned_item_quantity")
+MONEY = (
+    "gross_sales", "discounts", "returns", "net_sales", "shipping_charges", "duties",
+    "additional_fees", "taxes", "total_sales",
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def sales() -> pa.Table:
+    tables = {
+        "orders": _table("orders", ORDERS),
+        "order_lines": _table("order_lines", LINES),
+        "refunds": _table("refunds", REFUNDS),
+        "refund_lines": _table("refund_lines", REFUND_LINES),
+    }
+    return sales_from_tables(
+        tables, store_timezone="America/New_York", account_timezone="Europe/Berlin"
+    )
+
+
+def test_one_row_per_event_with_hand_computed_figures(sales: pa.Table) -> None:
+    assert sales.schema == SALES.schema
+    rows = {row["id"]: row for row in sales.to_pylist()}
+    assert set(rows) == set(EXPECTED)
+    for event_id, expected in EXPECTED.items():
+        row = rows[event_id]
+        assert f"{row['event_type']}/{row['line_type']}" == expected["event"], event_id
+        for name in QUANTITIES:
+            assert row[name] == expected.get(name, 0), (event_id, name)
+        for name in MONEY:
+            assert row[name] == D(expected.get(name, "0")), (event_id, name)
+        assert row["net_items_sold"] == row["ordered_item_quantity"] + row["returned_item_quantity"]
+
+
+def test_totals_reconcile_with_the_orders(sales: pa.Table) -> None:
+    totals: dict[str, Decimal] = {}
+    for row in sales.to_pylist():
+        totals[row["order_id"]] = totals.get(row["order_id"], D(0)) + row["total_sales"]
+    for order in ORDERS:
+        assert totals[order["id"]] == order["total_price"] - order["total_refunded"]
+
+
+def test_event_times_in_utc_store_and_account_zones(sales: pa.Table) -> None:
+    rows = {row["id"]: row for row in sales.to_pylist()}
+    # 12:00 UTC on the day New York moved to summer time: 08:00 there, 13:00 in Berlin.
+    assert rows["l1.o"]["happened_at"] == _utc(2024, 3, 10, 12, 0)
+    assert rows["l1.o"]["happened_at_store"] == datetime(2024, 3, 10, 8, 0)
+    assert rows["l1.o"]["happened_at_account"] == datetime(2024, 3, 10, 13, 0)
+    # A return happens when refunded, not when ordered.
+    assert rows["rl1.r"]["happened_at"] == _utc(2024, 3, 15, 9, 30)
+    assert rows["rl1.r"]["happened_at_store"] == datetime(2024, 3, 15, 5, 30)
+    # No processed_at: created_at. 05:30 UTC is 01:30 EDT, half an hour before New York
+    # left summer time.
+    assert rows["l3.o"]["happened_at"] == _utc(2024, 11, 3, 5, 30)
+    assert rows["l3.o"]["happened_at_store"] == datetime(2024, 11, 3, 1, 30)
+    assert rows["l3.o"]["happened_at_account"] == datetime(2024, 11, 3, 6, 30)
+
+
+def test_order_and_product_attributes_are_carried(sales: pa.Table) -> None:
+    rows = {row["id"]: row for row in sales.to_pylist()}
+    line = rows["rl1.r"]
+    assert (line["product_id"], line["product_title"], line["product_variant_sku"]) == (
+        "p1",
+        "Green tea",
+        "GT-250",
+    )
+    assert (line["order_name"], line["store_id"], line["customer_id"]) == ("#1001", STORE, "cus_1")
+    assert rows["o1.shipping.o"]["product_id"] is None
+    assert rows["l3.o"]["customer_id"] is None
+    assert {r["currency"] for r in rows.values()} == {"USD"}
+
+
+def test_no_orders_no_events() -> None:
+    empty = {name: TABLES[name].schema.empty_table() for name in ORDER_TABLES}
+    result = sales_from_tables(empty, store_timezone="UTC", account_timezone="UTC")
+    assert result.num_rows == 0
+    assert result.schema == SALES.schema
+
+
+def test_store_sales_reads_the_newest_lake_tables(lake: Lake, sales: pa.Table) -> None:
+    # One order per commit: the events come from every commit of the store's rows.
+    writer = StoreWriter(lake, STORE)
+    for index, order in enumerate(ORDERS):
+        page = ChangePage(
+            {
+                "orders": _table("orders", [order]),
+                "order_lines": _table(
+                    "order_lines", [r for r in LINES if r["order_id"] == order["id"]]
+                ),
+                "refunds": _table("refunds", [r for r in REFUNDS if r["order_id"] == order["id"]]),
+                "refund_lines": _table(
+                    "refund_lines", [r for r in REFUND_LINES if r["order_id"] == order["id"]]
+                ),
+            }
+        )
+        writer.apply(page, full=True, first=index == 0)
+    zones = {"store_timezone": "America/New_York", "account_timezone": "Europe/Berlin"}
+    assert store_sales(lake, STORE, **zones).equals(sales)
+    only_o1 = store_sales(lake, STORE, order_ids=["o1", "gone"], **zones)
+    assert set(only_o1["order_id"].to_pylist()) == {"o1"}
+    assert only_o1.num_rows == 8
+    assert store_sales(lake, "st_other", **zones).num_rows == 0
