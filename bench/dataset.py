@@ -126,7 +126,7 @@ def open_dataset(home: Path, *, orders: int, stores: int, seed: int, reuse: bool
     settings = load_settings(home=home)
     settings.ensure_home()
     registry = Registry(settings)
-    from platforms.demo.seed import seed_demo
+    from cli.demo_account import seed_demo
 
     started = time.perf_counter()
     account_id = seed_demo(

@@ -151,7 +151,7 @@ def incremental_sync(dataset: Dataset, section: Section, full: SyncTimes) -> Non
     """Advance the demo platform until about 1% of orders changed, sync, and hold the
     incremental merge to 10% of the full merge; then sync a change of a fixed number of
     orders (bench.change). The demo files are put back afterwards."""
-    from platforms.demo.advance import advance_demo
+    from cli.demo_account import advance_demo
 
     with demo_files_restored(dataset):
         first = advance_demo(dataset.settings, dataset.registry, dataset.account_id, days=1)

@@ -42,7 +42,8 @@ def seed(
     app: AppContext, orders: int, stores: int, seed: int, anchor: date | None, as_json: bool
 ) -> None:
     """Create a demo account with generated stores and two years of data."""
-    from platforms.demo.seed import demo_stores, seed_demo
+    from cli.demo_account import seed_demo
+    from platforms.demo.seed import demo_stores
 
     if orders < stores:
         raise click.BadParameter("need at least one order per store", param_hint="--orders")
@@ -67,7 +68,7 @@ def seed(
 @pass_app
 def advance(app: AppContext, account_id: str, days: int, as_json: bool) -> None:
     """Move the demo clock on: new orders, updates and deletions."""
-    from platforms.demo.advance import advance_demo
+    from cli.demo_account import advance_demo
 
     summary = advance_demo(app.settings, app.registry, account_id, days)
     if as_json:

@@ -343,7 +343,7 @@ def demo_start(
     settings, registry = app.settings, app.registry
     account_id = _newest_demo_account(registry)
     if account_id is None:
-        from platforms.demo.seed import seed_demo
+        from cli.demo_account import seed_demo
 
         click.echo(f"seeding a demo account: {store_count} stores, {orders:,} orders ...")
         account_id = seed_demo(settings, registry, orders=orders, stores=store_count, seed=seed)

@@ -9,6 +9,7 @@ staged first and then published in the order a concurrent sync tolerates
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -31,8 +32,6 @@ from platforms.demo.timeline import DAY, to_datetime
 from quarry.errors import InvalidRequest
 from quarry.files import demo_files
 from quarry.settings import Settings
-from registry.accounts import get_account, list_stores
-from registry.db import Registry
 from warehouse.schemas import SOURCE_DATASETS
 
 MAX_DAYS = 3650
@@ -60,19 +59,17 @@ class AdvanceSummary:
         }
 
 
-def advance_demo(
-    settings: Settings, registry: Registry, account_id: str, days: int = 1
+def advance_stores(
+    settings: Settings, account_id: str, store_ids: Collection[str], days: int = 1
 ) -> AdvanceSummary:
-    """Advance the demo account's clock by `days` days. NotFound for an unknown account or
-    one without demo data; InvalidRequest for a day count out of range."""
+    """Advance the demo account's clock by `days` days; of its stores, those in `store_ids`
+    get changes (the others were removed from Quarry). NotFound for an account without demo
+    data; InvalidRequest for a day count out of range."""
     if not 1 <= days <= MAX_DAYS:
         raise InvalidRequest(
             f"days: must be between 1 and {MAX_DAYS}",
             errors=[{"field": "days", "message": f"between 1 and {MAX_DAYS}"}],
         )
-    with registry.session() as session:
-        get_account(session, account_id)
-        registered = {s.id for s in list_stores(session, account_id) if s.platform == "demo"}
     state = load_state(settings, account_id)
     old = state.clock
     new = old + days * DAY
@@ -84,7 +81,7 @@ def advance_demo(
     try:
         for store in state.stores:
             directory = store_dir(settings, account_id, store.id)
-            if store.id not in registered or not directory.exists():
+            if store.id not in store_ids or not directory.exists():
                 continue
             tables = {
                 name: read_store_table(directory, name) for name in (*STORE_TABLES, DELETIONS)

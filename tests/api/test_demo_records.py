@@ -19,9 +19,10 @@ import pytest
 from anyio.from_thread import BlockingPortal
 
 from api.main import create_app
+from cli.demo_account import seed_demo
 from platforms.demo.connector import DemoConnector
 from platforms.demo.hostile import HOSTILE_VALUES, LONG_VALUES
-from platforms.demo.seed import DemoStore, demo_stores, seed_demo
+from platforms.demo.seed import DemoStore, demo_stores
 from quarry.settings import load_settings
 from registry.db import Registry
 from registry.keys import create_key

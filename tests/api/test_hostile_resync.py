@@ -19,7 +19,7 @@ import pytest
 from anyio.from_thread import BlockingPortal
 
 from api.main import create_app
-from platforms.demo.seed import seed_demo
+from cli.demo_account import seed_demo
 from quarry.settings import Settings, load_settings
 from registry.accounts import list_stores
 from registry.db import Registry

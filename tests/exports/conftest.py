@@ -29,13 +29,13 @@ import httpx
 import pytest
 import yaml
 
+from cli.demo_account import seed_demo
 from exports.configs.document import validate_document
 from exports.configs.saved import account_context, apply_definitions, apply_file
 from exports.jobs.execute import ExportFailed, execute_job
 from exports.jobs.lifecycle import create_job
 from pipelines.instance import write_instance_config
 from pipelines.runner import sync_stores
-from platforms.demo.seed import seed_demo
 from quarry.files import export_files
 from quarry.settings import Settings, load_settings
 from registry.accounts import list_stores

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance
 
+from cli.demo_account import seed_demo
 from pipelines.instance import open_instance
-from platforms.demo.seed import seed_demo
 from quarry.settings import Settings, load_settings
 from registry.accounts import list_stores
 from registry.db import Registry

@@ -9,8 +9,8 @@ import pyarrow.compute as pc
 import pytest
 
 from bench.change import change_orders
+from cli.demo_account import advance_demo
 from pipelines.runner import sync_stores
-from platforms.demo.advance import advance_demo
 from platforms.demo.storage import load_table
 from quarry.settings import Settings
 from registry.accounts import get_store

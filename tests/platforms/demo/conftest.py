@@ -14,7 +14,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from platforms.demo.seed import DemoStore, demo_stores, seed_demo
+from cli.demo_account import seed_demo
+from platforms.demo.seed import DemoStore, demo_stores
 from platforms.demo.storage import STORE_TABLES, load_table
 from quarry.settings import Settings, load_settings
 from registry.db import Registry

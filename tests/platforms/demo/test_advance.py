@@ -11,9 +11,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from platforms.demo.advance import advance_demo
+from cli.demo_account import advance_demo, seed_demo
 from platforms.demo.connector import DemoConnector
-from platforms.demo.seed import demo_stores, seed_demo
+from platforms.demo.seed import demo_stores
 from platforms.demo.storage import (
     STORE_TABLES,
     delete_store_files,

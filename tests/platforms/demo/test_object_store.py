@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from cli.demo_account import advance_demo, seed_demo
 from pipelines.runner import sync_stores
-from platforms.demo.advance import advance_demo
-from platforms.demo.seed import demo_stores, seed_demo
+from platforms.demo.seed import demo_stores
 from platforms.demo.storage import demo_accounts, load_table
 from quarry.files import TEMPORARY_MARK, s3_filesystem
 from quarry.settings import Settings, load_settings

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from cli.demo_account import advance_demo, seed_demo
 from pipelines.runner import sync_stores
-from platforms.demo.advance import advance_demo
-from platforms.demo.seed import demo_stores, seed_demo
+from platforms.demo.seed import demo_stores
 from platforms.demo.storage import STORE_TABLES, load_table
 from quarry.files import TEMPORARY_MARK, FileStore
 from quarry.settings import Settings

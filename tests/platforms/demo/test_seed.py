@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from platforms.demo.seed import demo_stores, seed_demo
+from cli.demo_account import seed_demo
+from platforms.demo.seed import demo_stores
 from platforms.demo.storage import STORE_TABLES, demo_accounts, load_state
 from quarry.errors import InvalidRequest
 from quarry.files import demo_files
