@@ -2,24 +2,20 @@
 
 Checks run in this order on every /v1 request: the key (401), the rate limit (429, charged
 to the key), the plan (403 "Plan upgrade required"), the scope (403 "Insufficient scope"),
-then the request itself. The key is looked up on every request, never cached, so a
-revocation takes effect on the next one. `readable_stores` is the one function that says
-which stores a request reads.
+then the request itself. What a key may read is registry.principals' (the Principal this
+module builds from the request); this module keeps only HTTP and the rate limit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from sqlalchemy import Connection, bindparam, select
 
-from quarry.errors import Forbidden, InvalidRequest, PlanUpgradeRequired, RateLimited, Unauthorized
-from registry.keys import digest, well_formed
-from registry.models import Account, ApiKey, Store
+from quarry.errors import Forbidden, PlanUpgradeRequired, RateLimited, Unauthorized
+from registry.principals import Principal, load_principal
 
 bearer = HTTPBearer(
     auto_error=False,
@@ -27,67 +23,6 @@ bearer = HTTPBearer(
     description="An API key: `Authorization: Bearer qk_...`. Keys in the query string are "
     "never accepted.",
 )
-
-
-@dataclass(frozen=True)
-class Principal:
-    """A live key with its account; `store_ids` are every store the key may read, sorted."""
-
-    key_id: str
-    account_id: str
-    account_name: str
-    subscription_id: str
-    api_enabled: bool
-    currency: str
-    timezone: str
-    scopes: tuple[str, ...]
-    store_ids: tuple[str, ...]
-
-
-# One Core query per request for the key, its account and the account's stores: the same
-# rules as registry.keys.authenticate (well formed, known digest, not revoked) at a tenth of
-# the ORM's cost, which matters on every request.
-_PRINCIPAL = (
-    select(
-        ApiKey.id,
-        ApiKey.scopes,
-        ApiKey.store_ids,
-        Account.id,
-        Account.name,
-        Account.subscription_id,
-        Account.api_enabled,
-        Account.currency,
-        Account.timezone,
-        Store.id,
-    )
-    .join(Account, Account.id == ApiKey.account_id)
-    .outerjoin(Store, Store.account_id == Account.id)
-    .where(ApiKey.digest == bindparam("digest"), ApiKey.revoked_at.is_(None))
-)
-
-
-def load_principal(connection: Connection, secret: str) -> Principal | None:
-    """The Principal of key `secret`, or None when it is malformed, unknown or revoked."""
-    if not well_formed(secret):
-        return None
-    rows = connection.execute(_PRINCIPAL, {"digest": digest(secret)}).all()
-    if not rows:
-        return None
-    key_id, scopes, key_stores, account_id, name, subscription, enabled, currency, zone, _ = rows[0]
-    owned = {row[-1] for row in rows if row[-1] is not None}
-    # A key's store list narrows the account's stores; stores removed since drop out.
-    allowed = owned if key_stores is None else owned & set(key_stores)
-    return Principal(
-        key_id=key_id,
-        account_id=account_id,
-        account_name=name,
-        subscription_id=subscription,
-        api_enabled=bool(enabled),
-        currency=currency,
-        timezone=zone,
-        scopes=tuple(scopes),
-        store_ids=tuple(sorted(allowed)),
-    )
 
 
 def authenticate(
@@ -142,21 +77,3 @@ def require_scope(scope: str) -> Callable[[Principal], Awaitable[Principal]]:
 
     check.__name__ = f"require_{scope}"
     return check
-
-
-def readable_stores(
-    principal: Principal, requested: Sequence[str] | None, field: str = "store_ids"
-) -> tuple[str, ...]:
-    """The stores a request reads: every store of the key when `requested` is None, else
-    `requested`, which may only narrow. An id that does not exist and an id outside the
-    key's stores give the very same 400 naming `field` and the id, so nothing leaks."""
-    if requested is None:
-        return principal.store_ids
-    allowed = set(principal.store_ids)
-    for store_id in requested:
-        if store_id not in allowed:
-            message = f"{store_id!r} is not a store this key can read"
-            raise InvalidRequest(
-                f"{field}: {message}", errors=[{"field": field, "message": message}]
-            )
-    return tuple(dict.fromkeys(requested))

@@ -105,16 +105,6 @@ def create_key(
     return IssuedKey(row, secret)
 
 
-def authenticate(session: Session, key: str) -> ApiKey | None:
-    """The live key row for `key`, or None when malformed, unknown or revoked."""
-    if not well_formed(key):
-        return None
-    row = session.scalar(select(ApiKey).where(ApiKey.digest == digest(key)))
-    if row is None or row.revoked_at is not None:
-        return None
-    return row
-
-
 def list_keys(session: Session, account_id: str | None = None) -> Sequence[ApiKey]:
     query = select(ApiKey).order_by(ApiKey.created_at, ApiKey.id)
     if account_id is not None:

@@ -50,7 +50,7 @@ def get_export_job(
     """The job: `status` (queued, running, completed, failed), `file_name` once its file
     exists, `error` when it failed. Poll every 15 to 30 seconds."""
     with registry.session() as session:
-        job = get_visible_job(session, principal.account_id, job_id, principal.store_ids)
+        job = get_visible_job(session, principal, job_id)
         view = job_view(job, require_config(session, job.config_id), runs.latest)
     return json_response(view)
 
@@ -72,7 +72,7 @@ def download_export(
 ) -> Response:
     """The job's file, streamed. A failed delivery does not stop the download."""
     with registry.session() as session:
-        job = get_visible_job(session, principal.account_id, job_id, principal.store_ids)
+        job = get_visible_job(session, principal, job_id)
         file_format = require_config(session, job.config_id).format
         file_path, file_name, removed_at = job.file_path, job.file_name, job.file_removed_at
     if file_path is None or file_name is None:

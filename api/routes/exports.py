@@ -49,7 +49,7 @@ def list_exports(
 ) -> Response:
     """Export configurations the key may see: `{data: [...]}` with each one's last run."""
     with registry.session() as session:
-        views = config_views(session, principal.account_id, runs.latest, principal.store_ids)
+        views = config_views(session, principal.account_id, runs.latest, principal)
     return json_response({"data": views})
 
 
@@ -74,7 +74,7 @@ def run_export(
     Idempotency-Key for the same configuration within 24 hours answers the first job."""
     key = check_idempotency_key(idempotency_key)
     with registry.session() as session:
-        config = get_visible_config(session, principal.account_id, config_id, principal.store_ids)
+        config = get_visible_config(session, principal, config_id)
         reason = schedule_only_reason(config)
         if reason is not None:
             raise UnprocessableExport(reason)

@@ -17,16 +17,14 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from api.auth import Principal, readable_stores
-from api.deps import NoParameters, ReaderDep, ReadPrincipal, RegistryDep, SettingsDep
+from api.deps import NoParameters, ReaderDep, ReadPrincipal, SettingsDep
 from api.json import JSON_MEDIA_TYPE, json_response
 from api.openapi import AUTHENTICATED, problem_responses
 from api.query_cache import QueryCache, QueryKey, app_query_cache
 from api.schemas import QueryRequest, QueryResult
 from exports.files.csv_writer import csv_text
 from quarry.errors import InvalidRequest, NotAcceptable
-from registry.accounts import list_stores
-from registry.db import Registry
+from registry.principals import Principal
 from warehouse.query import Limits, StoreInfo, compile_query, run_query
 from warehouse.query import QueryResult as Result
 from warehouse.reader import WarehouseReader
@@ -139,7 +137,6 @@ _RESPONSES[504]["description"] = "Query timed out: the query ran past its time l
 async def post_query(
     request: Request,
     principal: ReadPrincipal,
-    registry: RegistryDep,
     reader: ReaderDep,
     limits: LimitsDep,
     cache: CacheDep,
@@ -153,10 +150,8 @@ async def post_query(
             f"this endpoint answers {' or '.join(_OFFERS)}; the Accept header allows neither"
         )
     body = await read_body(request)
-    store_ids = readable_stores(principal, body.store_ids)
-    result = await run_in_threadpool(
-        _result, body, principal, store_ids, registry, reader, limits, cache
-    )
+    store_ids = principal.reads(body.store_ids)
+    result = await run_in_threadpool(_result, body, principal, store_ids, reader, limits, cache)
     return await run_in_threadpool(_render, result, media_type)
 
 
@@ -164,20 +159,11 @@ def _result(
     body: QueryRequest,
     principal: Principal,
     store_ids: tuple[str, ...],
-    registry: Registry,
     reader: WarehouseReader,
     limits: Limits,
     cache: QueryCache,
 ) -> Result:
-    # A short session of its own: the registry connection goes back to the pool before a
-    # query that may run for many seconds.
-    readable = set(principal.store_ids)
-    with registry.session() as session:
-        stores = {
-            s.id: StoreInfo(s.name, s.currency, s.timezone)
-            for s in list_stores(session, principal.account_id)
-            if s.id in readable
-        }
+    stores = {s.id: StoreInfo(s.name, s.currency, s.timezone) for s in principal.stores}
     context: dict[str, Any] = {
         "stores": stores,
         "account_currency": principal.currency,

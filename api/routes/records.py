@@ -16,7 +16,6 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from api.auth import readable_stores
 from api.deps import ReaderDep, ReadPrincipal
 from api.json import raw_json_response, records_page_response
 from api.openapi import AUTHENTICATED, problem_responses
@@ -169,7 +168,7 @@ def _list_endpoint(ds: Dataset) -> Callable[..., Response]:
         params = request.query_params.multi_items()
         refuse_lossy_instants(ds, params)
         query = parse_list_params(ds, params)
-        stores = readable_stores(principal, query.store_ids)
+        stores = principal.reads(query.store_ids)
         with _cursor(reader, stores) as cursor:
             page = list_records(cursor, query, stores)
         return records_page_response(page)

@@ -1,5 +1,6 @@
-"""Configurations in the registry: apply validated definitions, list them, decide who sees
-them, and describe them as GET /v1/exports (and `quarry exports list`) shows them."""
+"""Configurations in the registry: apply validated definitions, list them, find one a key
+sees (registry.principals decides), and describe them as GET /v1/exports (and `quarry
+exports list`) shows them."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from quarry.settings import Settings
 from registry.accounts import get_account, list_stores
 from registry.ids import new_id
 from registry.models import ExportConfig, ExportJob
+from registry.principals import Principal
 from warehouse.query import StoreInfo
 
 
@@ -73,33 +75,16 @@ def account_store_ids(session: Session, account_id: str) -> list[str]:
     return [s.id for s in list_stores(session, account_id)]
 
 
-def config_store_ids(row: ExportConfig, account_stores: Collection[str]) -> list[str]:
-    """The stores a configuration reads: its own list, or every store of the account."""
-    stores = row.definition.get("stores")
-    return list(account_stores) if stores is None else list(stores)
-
-
-def visible(row: ExportConfig, readable: Collection[str], account_stores: Collection[str]) -> bool:
-    """A key sees a configuration only when every store it reads is one the key reads."""
-    return set(config_store_ids(row, account_stores)) <= set(readable)
-
-
 def list_configs(session: Session, account_id: str) -> list[ExportConfig]:
     query = select(ExportConfig).where(ExportConfig.account_id == account_id)
     return list(session.scalars(query.order_by(ExportConfig.name, ExportConfig.id)))
 
 
-def get_visible_config(
-    session: Session, account_id: str, config_id: str, readable: Collection[str]
-) -> ExportConfig:
+def get_visible_config(session: Session, principal: Principal, config_id: str) -> ExportConfig:
     """The configuration, or the same NotFound whether it is unknown, another account's, or
     reads a store the key cannot read."""
     row = session.get(ExportConfig, config_id)
-    if (
-        row is None
-        or row.account_id != account_id
-        or not visible(row, readable, account_store_ids(session, account_id))
-    ):
+    if row is None or not principal.sees_config(row):
         raise NotFound("there is no export configuration with this id")
     return row
 

@@ -5,16 +5,16 @@ accepted job is never lost."""
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
 from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from exports.configs.saved import account_store_ids, config_store_ids
+from exports.configs.saved import account_store_ids
 from quarry.errors import InvalidRequest, NotFound
 from registry.ids import new_id
 from registry.models import ExportConfig, ExportJob, utcnow
+from registry.principals import Principal, config_store_ids
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
 MAX_IDEMPOTENCY_KEY = 255
@@ -82,13 +82,11 @@ def create_job(
     return job, True
 
 
-def get_visible_job(
-    session: Session, account_id: str, job_id: str, readable: Collection[str]
-) -> ExportJob:
+def get_visible_job(session: Session, principal: Principal, job_id: str) -> ExportJob:
     """The job, or the same NotFound whether it is unknown, another account's, or holds
     data of a store the key cannot read."""
     job = session.get(ExportJob, job_id)
-    if job is None or job.account_id != account_id or not set(job.store_ids) <= set(readable):
+    if job is None or not principal.sees_job(job):
         raise NotFound("there is no export job with this id")
     return job
 

@@ -3,20 +3,19 @@ state from the one state function (the run is read only for unfinished rows)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.orm import Session
 
 from exports.configs.saved import (
-    account_store_ids,
     config_summary,
     list_configs,
     run_statistics,
-    visible,
 )
 from exports.jobs.state import JobState, RunView, job_state, needs_run_status
 from registry.models import ExportConfig, ExportJob
+from registry.principals import Principal
 
 # The run of a job by its id; None when it has none (or Dagster cannot be read).
 RunSource = Callable[[str], RunView | None]
@@ -48,14 +47,13 @@ def config_views(
     session: Session,
     account_id: str,
     runs: RunSource,
-    readable: Collection[str] | None = None,
+    principal: Principal | None = None,
 ) -> list[dict[str, Any]]:
-    """Every configuration of the account the reader sees (`readable`: the key's stores;
-    None: all of them), as GET /v1/exports lists them."""
+    """Every configuration of the account the caller sees (`principal`: a key's view;
+    None: all of them, as the CLI shows them), as GET /v1/exports lists them."""
     configs = list_configs(session, account_id)
-    if readable is not None:
-        stores = account_store_ids(session, account_id)
-        configs = [c for c in configs if visible(c, readable, stores)]
+    if principal is not None:
+        configs = [c for c in configs if principal.sees_config(c)]
     statistics = run_statistics(session, [c.id for c in configs])
     views = []
     for config in configs:

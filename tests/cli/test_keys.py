@@ -5,7 +5,8 @@ from __future__ import annotations
 from quarry.settings import Settings
 from registry.accounts import create_store
 from registry.db import Registry
-from registry.keys import authenticate, well_formed
+from registry.keys import well_formed
+from registry.principals import load_principal
 from tests.cli.runner import assert_one_line_error, invoke, ok, ok_json
 
 
@@ -35,8 +36,8 @@ def new_store(settings: Settings, account_id: str, name: str) -> str:
 def authenticates(settings: Settings, secret: str) -> bool:
     registry = Registry(settings)
     try:
-        with registry.session() as session:
-            return authenticate(session, secret) is not None
+        with registry.engine.connect() as connection:
+            return load_principal(connection, secret) is not None
     finally:
         registry.dispose()
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import pytest
 from sqlalchemy import text
+from sqlalchemy.orm import Session
 
 from quarry.errors import InvalidRequest, NotFound
 from registry.accounts import create_account, create_store
@@ -15,18 +16,24 @@ from registry.db import Registry
 from registry.keys import (
     KEY_PREFIX,
     IssuedKey,
-    authenticate,
     create_key,
     list_keys,
     revoke_key,
     well_formed,
 )
+from registry.principals import Principal, load_principal
 
 
 @pytest.fixture
 def account_id(registry: Registry) -> str:
     with registry.session() as session:
         return create_account(session, name="Acme", currency="USD", timezone="UTC").id
+
+
+def principal_of(session: Session, secret: str) -> Principal | None:
+    """The key's Principal as the API loads it, seeing what `session` has not committed."""
+    session.flush()
+    return load_principal(session.connection(), secret)
 
 
 def add_store(registry: Registry, account_id: str, name: str) -> str:
@@ -106,15 +113,19 @@ def test_well_formed_rejects_damaged_keys(
     damaged = mangle(secret)
     assert not well_formed(damaged)
     with registry.session() as session:
-        assert authenticate(session, damaged) is None
+        assert principal_of(session, damaged) is None
 
 
 def test_authenticate_finds_a_live_key(registry: Registry, account_id: str) -> None:
     issued = issue(registry, account_id)
     with registry.session() as session:
-        row = authenticate(session, issued.secret)
+        row = principal_of(session, issued.secret)
         assert row is not None
-        assert (row.id, row.account_id, row.scopes) == (issued.row.id, account_id, ["read_data"])
+        assert (row.key_id, row.account_id, row.scopes) == (
+            issued.row.id,
+            account_id,
+            ("read_data",),
+        )
 
 
 def test_an_unknown_well_formed_key_does_not_authenticate(
@@ -125,21 +136,21 @@ def test_an_unknown_well_formed_key_does_not_authenticate(
         session.execute(text("DELETE FROM api_keys"))
     with registry.session() as session:
         assert well_formed(issued.secret)
-        assert authenticate(session, issued.secret) is None
+        assert principal_of(session, issued.secret) is None
 
 
 def test_revoking_takes_effect_at_once(registry: Registry, account_id: str) -> None:
     issued = issue(registry, account_id)
     kept = issue(registry, account_id)
     with registry.session() as session:
-        assert authenticate(session, issued.secret) is not None
+        assert principal_of(session, issued.secret) is not None
         revoke_key(session, issued.row.id)
         # The same session already refuses it...
-        assert authenticate(session, issued.secret) is None
+        assert principal_of(session, issued.secret) is None
     # ...and so does every new one, while the other key still works.
     with registry.session() as session:
-        assert authenticate(session, issued.secret) is None
-        assert authenticate(session, kept.secret) is not None
+        assert principal_of(session, issued.secret) is None
+        assert principal_of(session, kept.secret) is not None
 
 
 def test_revoking_twice_keeps_the_first_time(registry: Registry, account_id: str) -> None:
@@ -182,9 +193,9 @@ def test_a_key_may_be_limited_to_stores_of_its_account(registry: Registry, accou
     second = add_store(registry, account_id, "second")
     issued = issue(registry, account_id, store_ids=[second, first, second])
     with registry.session() as session:
-        row = authenticate(session, issued.secret)
+        row = principal_of(session, issued.secret)
         assert row is not None
-        assert row.store_ids == sorted([first, second])
+        assert row.store_ids == tuple(sorted([first, second]))
 
 
 def test_a_key_cannot_reach_another_accounts_store(registry: Registry, account_id: str) -> None:
