@@ -13,10 +13,14 @@ from typing import Annotated
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
-from api.auth import Principal, authenticate, require_api, require_scope
+from api.auth import authenticate, require_api, require_scope
+from api.query_cache import QueryCache, app_query_cache
+from pipelines.exports.runs import RunLookup
 from quarry.errors import InvalidRequest
 from quarry.settings import Settings
 from registry.db import Registry
+from registry.principals import Principal
+from warehouse.query import Limits
 from warehouse.reader import WarehouseReader
 
 
@@ -38,6 +42,24 @@ def get_session(registry: Annotated[Registry, Depends(get_registry)]) -> Iterato
         yield session
 
 
+async def query_limits(settings: Annotated[Settings, Depends(get_settings)]) -> Limits:
+    """The limits every query runs under, from QUARRY_QUERY_TIMEOUT_SECONDS and
+    QUARRY_QUERY_MAX_GROUPS. A dependency of its own so that tests can lower them."""
+    return Limits(
+        max_groups=settings.query_max_groups, timeout_seconds=settings.query_timeout_seconds
+    )
+
+
+async def get_query_cache(request: Request) -> QueryCache:
+    return app_query_cache(request.app)
+
+
+async def get_runs(request: Request) -> RunLookup:
+    """The app's reader of Dagster runs (api.main: closed with the app)."""
+    runs: RunLookup = request.app.state.export_runs
+    return runs
+
+
 async def no_parameters(request: Request) -> None:
     """For endpoints without parameters: any query parameter is a 400 naming it, since a
     parameter that is silently ignored is a bug the client never hears about."""
@@ -51,6 +73,9 @@ RegistryDep = Annotated[Registry, Depends(get_registry)]
 SessionDep = Annotated[Session, Depends(get_session)]
 ReaderDep = Annotated[WarehouseReader, Depends(get_reader)]
 NoParameters = Annotated[None, Depends(no_parameters)]
+LimitsDep = Annotated[Limits, Depends(query_limits)]
+CacheDep = Annotated[QueryCache, Depends(get_query_cache)]
+RunsDep = Annotated[RunLookup, Depends(get_runs)]
 
 # The caller, by what the endpoint needs: any live key (GET /v1/account); a key on a plan
 # with the API (stores, datasets); and the scope of data and export endpoints.

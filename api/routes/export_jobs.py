@@ -15,10 +15,9 @@ from urllib.parse import quote
 from fastapi import APIRouter
 from starlette.responses import FileResponse, Response, StreamingResponse
 
-from api.deps import ExportPrincipal, NoParameters, RegistryDep, SettingsDep
+from api.deps import ExportPrincipal, NoParameters, RegistryDep, RunsDep, SettingsDep
 from api.json import json_response
 from api.openapi import AUTHENTICATED, problem_responses
-from api.routes.exports import RunsDep
 from exports.configs.saved import require_config
 from exports.files.produce import CONTENT_TYPES
 from exports.jobs.lifecycle import get_visible_job

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, BackgroundTasks, Depends, Header, Request
+from fastapi import APIRouter, BackgroundTasks, Header
 from starlette.responses import Response
 
-from api.deps import ExportPrincipal, NoParameters, RegistryDep, SettingsDep
+from api.deps import ExportPrincipal, NoParameters, RegistryDep, RunsDep, SettingsDep
 from api.json import json_response
 from api.openapi import AUTHENTICATED, problem_responses
 from exports.configs.definition import schedule_only_reason
@@ -21,7 +21,6 @@ from exports.configs.saved import get_visible_config
 from exports.jobs.lifecycle import MAX_IDEMPOTENCY_KEY, QUEUED, check_idempotency_key, create_job
 from exports.jobs.listing import config_views
 from pipelines.exports.launcher import launch
-from pipelines.exports.runs import RunLookup
 from quarry.errors import UnprocessableExport
 
 router = APIRouter(prefix="/v1", tags=["exports"])
@@ -32,15 +31,6 @@ IDEMPOTENCY_KEY_SCHEMA = {
     "maxLength": MAX_IDEMPOTENCY_KEY,
     "pattern": "^[\\x21-\\x7e][\\x20-\\x7e]*$",
 }
-
-
-async def get_runs(request: Request) -> RunLookup:
-    """The app's reader of Dagster runs (api.main: closed with the app)."""
-    runs: RunLookup = request.app.state.export_runs
-    return runs
-
-
-RunsDep = Annotated[RunLookup, Depends(get_runs)]
 
 
 @router.get("/exports", responses=problem_responses(*AUTHENTICATED))

@@ -9,18 +9,18 @@ problem handler renders.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from api.deps import NoParameters, ReaderDep, ReadPrincipal, SettingsDep
+from api.deps import CacheDep, LimitsDep, NoParameters, ReaderDep, ReadPrincipal
 from api.json import JSON_MEDIA_TYPE, json_response
 from api.openapi import AUTHENTICATED, problem_responses
-from api.query_cache import QueryCache, QueryKey, app_query_cache
+from api.query_cache import QueryCache, QueryKey
 from api.schemas import QueryRequest, QueryResult
 from exports.files.csv_writer import csv_text
 from quarry.errors import InvalidRequest, NotAcceptable
@@ -34,22 +34,6 @@ router = APIRouter(prefix="/v1", tags=["query"])
 CSV_MEDIA_TYPE = "text/csv"
 # What the endpoint can answer, in its order of preference when Accept ranks them equally.
 _OFFERS = (JSON_MEDIA_TYPE, CSV_MEDIA_TYPE)
-
-
-async def query_limits(settings: SettingsDep) -> Limits:
-    """The limits every query runs under, from QUARRY_QUERY_TIMEOUT_SECONDS and
-    QUARRY_QUERY_MAX_GROUPS. A dependency of its own so that tests can lower them."""
-    return Limits(
-        max_groups=settings.query_max_groups, timeout_seconds=settings.query_timeout_seconds
-    )
-
-
-async def get_query_cache(request: Request) -> QueryCache:
-    return app_query_cache(request.app)
-
-
-LimitsDep = Annotated[Limits, Depends(query_limits)]
-CacheDep = Annotated[QueryCache, Depends(get_query_cache)]
 
 
 def negotiate(accept: str | None) -> str | None:

@@ -35,7 +35,7 @@ import pyarrow as pa
 import pytest
 from anyio.from_thread import BlockingPortal
 
-from api.routes.query import query_limits
+from api.deps import query_limits
 from tests.api.conftest import Client, assert_problem, field_errors
 from tests.api.expect import decode
 from tests.api.query_world import (
