@@ -9,7 +9,7 @@ from fastapi import APIRouter, FastAPI
 
 from api.body_limit import BodyLimitMiddleware
 from api.head import HeadAsGetMiddleware
-from api.logs import install_secret_filter
+from api.logs import mask_keys
 from api.middleware import ResponseHeadersMiddleware
 from api.openapi import build_openapi
 from api.problems import install_problem_handlers
@@ -85,5 +85,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for router in ROUTERS:
         app.include_router(router)
     app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]
-    install_secret_filter()
+    mask_keys()
     return app

@@ -21,8 +21,8 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 from destinations.fields import FieldReader
 from destinations.hosts import HostRefused
-from destinations.redaction import Redactor, redacting
 from destinations.retry import RetryPolicy, run_with_retries
+from quarry.redaction import Redactor, redacting
 from quarry.settings import Settings
 
 logger = logging.getLogger(__name__)
