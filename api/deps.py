@@ -7,11 +7,9 @@ async so that FastAPI calls them inline instead of through the thread pool.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Annotated
 
 from fastapi import Depends, Request
-from sqlalchemy.orm import Session
 
 from api.auth import authenticate, require_api, require_scope
 from api.query_cache import QueryCache, app_query_cache
@@ -34,12 +32,6 @@ async def get_registry(request: Request) -> Registry:
 
 async def get_reader(request: Request) -> WarehouseReader:
     return request.app.state.reader
-
-
-def get_session(registry: Annotated[Registry, Depends(get_registry)]) -> Iterator[Session]:
-    """A registry session for the request, committed when the route returns."""
-    with registry.session() as session:
-        yield session
 
 
 async def query_limits(settings: Annotated[Settings, Depends(get_settings)]) -> Limits:
@@ -70,7 +62,6 @@ async def no_parameters(request: Request) -> None:
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 RegistryDep = Annotated[Registry, Depends(get_registry)]
-SessionDep = Annotated[Session, Depends(get_session)]
 ReaderDep = Annotated[WarehouseReader, Depends(get_reader)]
 NoParameters = Annotated[None, Depends(no_parameters)]
 LimitsDep = Annotated[Limits, Depends(query_limits)]

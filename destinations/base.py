@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from destinations.fields import FieldReader
 from destinations.hosts import HostRefused
@@ -41,15 +41,6 @@ class Receipt:
     sha256: str
     details: dict[str, str] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "location": self.location,
-            "bytes": self.bytes,
-            "sha256": self.sha256,
-            "details": dict(self.details),
-        }
-
 
 @dataclass(frozen=True)
 class Delivery:
@@ -70,24 +61,6 @@ class DeliveryError(Exception):
         super().__init__(reason)
         self.reason = reason
         self.transient = transient
-
-
-class Destination(Protocol):
-    kind: ClassVar[str]
-
-    @classmethod
-    def validate(
-        cls,
-        settings: Mapping[str, Any],
-        credentials: Mapping[str, Any],
-        app_settings: Settings,
-    ) -> dict[str, Any]:
-        """Normalised settings, or quarry.errors.InvalidRequest naming the bad field."""
-        ...
-
-    def deliver(self, delivery: Delivery) -> Receipt:
-        """Put the file at its destination; raise DeliveryError on failure."""
-        ...
 
 
 # --- delivery helpers ---------------------------------------------------------------------

@@ -106,15 +106,6 @@ class FieldReader:
             return default
         return value
 
-    def boolean(self, name: str, *, default: bool) -> bool:
-        value = self.raw(name)
-        if value is None:
-            return default
-        if not isinstance(value, bool):
-            self.error(name, "must be true or false")
-            return default
-        return value
-
     def choice(self, name: str, choices: tuple[str, ...], *, default: str) -> str:
         value = self.raw(name)
         if value is None:

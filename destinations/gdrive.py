@@ -24,7 +24,6 @@ from quarry.settings import Settings
 
 DEFAULT_API_BASE = "https://www.googleapis.com"
 DRIVE_SCOPE = "https://www.googleapis.com/auth/drive"
-CHUNK_GRANULARITY = 256 * 1024  # Drive requires chunks in multiples of 256 KiB
 FILE_FIELDS = "id,name,size,sha256Checksum,webViewLink"
 JOB_PROPERTY = "quarryJobId"
 _FOLDER_ID = re.compile(r"^[A-Za-z0-9_-]{5,200}$")

@@ -12,8 +12,6 @@ from quarry.errors import InvalidRequest, NotFound
 from registry.ids import new_id
 from registry.models import Account, Store
 
-STORE_STATUSES = ("active", "syncing")
-
 
 def check_timezone(name: str, field: str = "timezone") -> str:
     """`name` if it is an IANA zone, else InvalidRequest naming `field`."""

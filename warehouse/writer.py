@@ -17,8 +17,6 @@ Readers never see a half-applied sync: they read the snapshot published for the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -82,22 +80,6 @@ class StoreWriter:
         if fresh is not None:
             fresh.update(ids)
         return written
-
-    def replace_children(
-        self, table: str, parent_ids: Sequence[str] | pa.Array, rows: pa.Table
-    ) -> int:
-        """Replace every row of `table` whose parent is in `parent_ids` with `rows` (the
-        complete children of those parents), in one transaction. Returns the rows inserted."""
-        child = spec(table)
-        if child.parent_key is None:
-            raise ValueError(f"{table} is not a child table")
-        rows = conform(table, rows, self.store_id)
-        parents = parent_ids if isinstance(parent_ids, pa.Array) else pa.array(parent_ids)
-        _check_parents(table, rows[child.parent_key], parents)
-        with self.lake.transaction(author=self.store_id, message="replace_children") as cursor:
-            self._delete_keys(cursor, table, child.parent_key, parents)
-            _insert(cursor, table, rows)
-        return rows.num_rows
 
     def _replace_partition(self, page: ChangePage, parent: str | None) -> dict[str, int]:
         written: dict[str, int] = {}

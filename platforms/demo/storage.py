@@ -258,7 +258,3 @@ def delete_store_files(settings: Settings, store_id: str) -> None:
         state.stores = [s for s in state.stores if s.id != store_id]
         write_state(folder, state)
     demo_files(settings).remove(f"{account_id}/{store_id}")
-
-
-def delete_account_files(settings: Settings, account_id: str) -> None:
-    demo_files(settings).remove(account_id)

@@ -5,6 +5,7 @@ DEBUG (paramiko, botocore, urllib3, httpx, ftplib's and smtplib's own output inc
 from __future__ import annotations
 
 import base64
+import dataclasses
 import logging
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,7 @@ class Outcomes:
             self.texts += [str(exc), repr(exc), exc.reason]
         else:
             self.delivered += 1
-            self.texts += [repr(receipt), str(receipt.as_dict())]
+            self.texts += [repr(receipt), str(dataclasses.asdict(receipt))]
 
 
 def test_no_secret_in_logs_reasons_or_receipts(

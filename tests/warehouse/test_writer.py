@@ -180,22 +180,6 @@ def test_delete_store_removes_only_that_store(lake: Lake) -> None:
     assert delete_store(lake, "st_a") == {}
 
 
-def test_replace_children_replaces_exactly_the_given_parents(lake: Lake) -> None:
-    StoreWriter(lake, "st_a").apply(orders_page("st_a", [1, 2]), full=True, first=True)
-
-    inserted = StoreWriter(lake, "st_a").replace_children(
-        "order_lines", ["st_a-o1"], line_rows("st_a", [1], 3, per_order=1)
-    )
-
-    assert inserted == 1
-    lines = current_rows(lake, "order_lines", "st_a")
-    assert sorted((r["id"], r["sku"]) for r in lines) == [
-        ("st_a-l1-0", "v3"),
-        ("st_a-l2-0", "v0"),
-        ("st_a-l2-1", "v0"),
-    ]
-
-
 def test_pages_of_another_store_or_schema_are_refused(lake: Lake) -> None:
     writer = StoreWriter(lake, "st_a")
     with pytest.raises(ValueError, match="st_b"):
@@ -264,9 +248,5 @@ def test_children_of_parents_not_in_the_page_are_refused(lake: Lake) -> None:
 
     with pytest.raises(ValueError, match="parents that are not being replaced"):
         StoreWriter(lake, "st_a").apply(page, full=False, first=False)
-    with pytest.raises(ValueError, match="parents that are not being replaced"):
-        StoreWriter(lake, "st_a").replace_children(
-            "order_lines", ["st_a-o1"], line_rows("st_a", [2])
-        )
     assert current_rows(lake, "orders", "st_a") == before
     assert len(current_rows(lake, "order_lines", "st_a")) == 4

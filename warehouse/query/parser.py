@@ -95,9 +95,6 @@ class _Parser:
     def tok(self) -> Token:
         return self.tokens[self.i]
 
-    def peek(self, k: int = 1) -> Token:
-        return self.tokens[min(self.i + k, len(self.tokens) - 1)]
-
     def advance(self) -> Token:
         tok = self.tok
         if tok.kind is not Kind.EOF:
