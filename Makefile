@@ -23,12 +23,16 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 services:
 	bash scripts/services.sh
 
+# Style, types (mypy, configured in pyproject.toml) and the layers (import-linter).
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 test: install services
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --timeout $(PYTEST_TIMEOUT) $(PYTEST_ARGS)
 
 # The service on embedded defaults: seeds (or reuses) a demo account, syncs it, prints a

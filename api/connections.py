@@ -53,7 +53,7 @@ class _Deadlines:
     # The request whose headers were last seen complete.
     _request: Any = None
 
-    def connection_made(self, transport: asyncio.Transport) -> None:
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # type: ignore[misc]
         self._follow()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from cli.context import AppContext, echo_json, pass_app
@@ -51,7 +53,7 @@ def create(
 def list_(app: AppContext, account_id: str | None, as_json: bool) -> None:
     """List keys (prefix, scopes, stores, state); never their secrets."""
     with app.registry.session() as session:
-        rows = [
+        rows: list[dict[str, Any]] = [
             {
                 "id": k.id,
                 "account_id": k.account_id,

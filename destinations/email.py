@@ -61,17 +61,19 @@ class _GuardedSMTP(smtplib.SMTP):
     """smtplib with the private-host guard on the connection it makes."""
 
     allow_private = False
+    _host: str  # smtplib's, untyped: the TLS server name
 
-    def _get_socket(self, host: str, port: int, timeout: float) -> socket.socket:  # type: ignore[override]
+    def _get_socket(self, host: str, port: int, timeout: float) -> socket.socket:
         return hosts.connect(host, port, timeout=timeout, allow_private=self.allow_private)
 
 
 class _GuardedSMTPSSL(smtplib.SMTP_SSL):
     allow_private = False
+    _host: str
 
-    def _get_socket(self, host: str, port: int, timeout: float) -> socket.socket:  # type: ignore[override]
+    def _get_socket(self, host: str, port: int, timeout: float) -> socket.socket:
         sock = hosts.connect(host, port, timeout=timeout, allow_private=self.allow_private)
-        return self.context.wrap_socket(sock, server_hostname=self._host)  # type: ignore[attr-defined]
+        return self.context.wrap_socket(sock, server_hostname=self._host)
 
 
 class EmailDestination(BaseDestination):
@@ -197,16 +199,16 @@ class EmailDestination(BaseDestination):
         timeout = float(settings["timeout_seconds"])
         context = tls_context(settings.get("ca_certificate"))
         helo = settings.get("helo_name") or self._domain()
-        smtp: smtplib.SMTP
+        smtp: _GuardedSMTP | _GuardedSMTPSSL
         # local_hostname is set: smtplib's default asks DNS for this machine's name.
         if settings["security"] == "tls":
             smtp = _GuardedSMTPSSL(local_hostname=helo, timeout=timeout, context=context)
         else:
             smtp = _GuardedSMTP(local_hostname=helo, timeout=timeout)
-        smtp.allow_private = self.allow_private_hosts  # type: ignore[attr-defined]
+        smtp.allow_private = self.allow_private_hosts
         # smtplib takes the TLS server name from _host, which only its constructor sets;
         # constructing with the host would connect before the guard is configured.
-        smtp._host = settings["host"]  # type: ignore[attr-defined]
+        smtp._host = settings["host"]
         try:
             smtp.connect(settings["host"], settings["port"])
             smtp.ehlo()

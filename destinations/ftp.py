@@ -12,7 +12,7 @@ from __future__ import annotations
 import ftplib
 import posixpath
 import socket
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from destinations import hosts
 from destinations.base import (
@@ -29,41 +29,56 @@ from destinations.tls import ca_certificate_error, tls_context, tls_failure
 from quarry.settings import Settings
 
 
-class _GuardedConnect:
+def _guarded_connect(
+    ftp: ftplib.FTP, allow_private: bool, host: str, port: int, timeout: float
+) -> str:
     """ftplib's connect with the private-host guard: the control connection goes to an
     address that passed it. Passive data connections go to the same address, because
     ftplib ignores the address in a PASV reply (trust_server_pasv_ipv4_address is off)."""
+    if host:
+        ftp.host = host
+    if port > 0:
+        ftp.port = port
+    if timeout != -999:
+        ftp.timeout = timeout
+    # Our constructors always give a timeout; ftplib types it Optional.
+    limit = cast(float, ftp.timeout)
+    sock = hosts.connect(ftp.host, ftp.port, timeout=limit, allow_private=allow_private)
+    ftp.sock = sock
+    ftp.af = sock.family
+    ftp.file = sock.makefile("r", encoding=ftp.encoding)
+    ftp.welcome = ftp.getresp()
+    return ftp.welcome
 
-    allow_private: bool = False
-    host: str
-    port: int
-    timeout: float
-    encoding: str
 
-    def connect(  # type: ignore[override]
-        self, host: str = "", port: int = 0, timeout: float = -999, source_address: Any = None
+class _PlainFTP(ftplib.FTP):
+    allow_private = False
+
+    def connect(
+        self,
+        host: str = "",
+        port: int = 0,
+        timeout: float = -999,
+        source_address: tuple[str, int] | None = None,
     ) -> str:
-        if host:
-            self.host = host
-        if port > 0:
-            self.port = port
-        if timeout != -999:
-            self.timeout = timeout
-        self.sock = hosts.connect(
-            self.host, self.port, timeout=self.timeout, allow_private=self.allow_private
-        )
-        self.af = self.sock.family
-        self.file = self.sock.makefile("r", encoding=self.encoding)
-        self.welcome: str = self.getresp()  # type: ignore[attr-defined]
-        return self.welcome
+        return _guarded_connect(self, self.allow_private, host, port, timeout)
 
 
-class _PlainFTP(_GuardedConnect, ftplib.FTP):
-    pass
+class _TlsFTP(ftplib.FTP_TLS):
+    allow_private = False
 
+    def connect(
+        self,
+        host: str = "",
+        port: int = 0,
+        timeout: float = -999,
+        source_address: tuple[str, int] | None = None,
+    ) -> str:
+        return _guarded_connect(self, self.allow_private, host, port, timeout)
 
-class _TlsFTP(_GuardedConnect, ftplib.FTP_TLS):
-    def ntransfercmd(self, cmd: str, rest: int | str | None = None) -> tuple[socket.socket, int]:
+    def ntransfercmd(
+        self, cmd: str, rest: int | str | None = None
+    ) -> tuple[socket.socket, int | None]:
         conn, size = ftplib.FTP.ntransfercmd(self, cmd, rest)
         if self._prot_p:  # type: ignore[attr-defined]
             # Servers such as vsftpd and FileZilla require the data connection to resume
@@ -109,12 +124,12 @@ class FtpDestination(BaseDestination):
     def _open(self) -> ftplib.FTP:
         settings = self.settings
         timeout = float(settings["timeout_seconds"])
-        ftp: ftplib.FTP
+        ftp: _PlainFTP | _TlsFTP
         if self.secure:
             ftp = _TlsFTP(context=tls_context(settings.get("ca_certificate")), timeout=timeout)
         else:
             ftp = _PlainFTP(timeout=timeout)
-        ftp.allow_private = self.allow_private_hosts  # type: ignore[attr-defined]
+        ftp.allow_private = self.allow_private_hosts
         try:
             ftp.connect(settings["host"], settings["port"])
             if isinstance(ftp, ftplib.FTP_TLS):

@@ -79,6 +79,7 @@ def load_private_key(text: str, passphrase: str | None) -> paramiko.PKey:
     """A private key from OpenSSH or PEM text. ValueError never quotes the key."""
     data = text.encode()
     password = passphrase.encode() if passphrase else None
+    loaded: object  # the loaders' key types differ; only the ones matched below are used
     try:
         try:
             loaded = serialization.load_ssh_private_key(data, password=password)

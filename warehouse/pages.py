@@ -103,7 +103,7 @@ def combine_pages(pages: Sequence[ChangePage]) -> ChangePage:
     if not pages:
         raise ValueError("no pages to combine")
     names = list(dict.fromkeys(n for p in pages for n in p.tables))
-    parents = {parent_table(p) for p in pages} - {None}
+    parents = {name for p in pages if (name := parent_table(p)) is not None}
     if len(parents) > 1:
         raise ValueError(f"pages of different datasets: {sorted(parents)}")
     parent = parents.pop() if parents else None

@@ -71,7 +71,7 @@ def validate_document(
         problems.unknown_keys("", document, ("exports",))
     if not isinstance(entries, list) or not entries:
         problems.add("exports", "must be a non-empty list of export configurations")
-        problems.raise_if_any()
+        raise problems.error()
     definitions: list[ExportDefinition] = []
     seen: set[str] = set()
     for index, entry in enumerate(entries):

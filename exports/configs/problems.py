@@ -33,8 +33,11 @@ class Problems:
                     self.add(f"{key}.{name}" if key else str(name), "unknown key; known: "
                              + ", ".join(known))  # fmt: skip
 
-    def raise_if_any(self) -> None:
-        if not self.errors:
-            return
+    def error(self) -> InvalidRequest:
+        """Every problem so far, as one error."""
         listed = "; ".join(f"{e['field']}: {e['message']}" for e in self.errors)
-        raise InvalidRequest(f"{self.source}: {listed}", errors=list(self.errors))
+        return InvalidRequest(f"{self.source}: {listed}", errors=list(self.errors))
+
+    def raise_if_any(self) -> None:
+        if self.errors:
+            raise self.error()

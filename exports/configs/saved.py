@@ -95,13 +95,14 @@ def run_statistics(
     """Per configuration: how many jobs it has had and its newest job."""
     if not config_ids:
         return {}
-    counts = dict(
-        session.execute(
+    counts: dict[str, int] = {
+        config_id: count
+        for config_id, count in session.execute(
             select(ExportJob.config_id, func.count())
             .where(ExportJob.config_id.in_(list(config_ids)))
             .group_by(ExportJob.config_id)
-        ).all()
-    )
+        )
+    }
     newest: dict[str, ExportJob | None] = dict.fromkeys(config_ids)
     latest_ids = (
         select(ExportJob.config_id, func.max(ExportJob.created_at).label("at"))

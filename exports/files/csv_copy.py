@@ -253,7 +253,9 @@ def copy_csv(
         return None
     offsets = _column_offsets(cursor, source, types, options.zone)
     texts = [
-        column_sql(e, t, options, o) for e, t, o in zip(source.columns, types, offsets, strict=True)
+        text
+        for e, t, o in zip(source.columns, types, offsets, strict=True)
+        if (text := column_sql(e, t, options, o)) is not None
     ]
     if len(texts) == 1:
         fields = [f"coalesce({texts[0]}, '')"]

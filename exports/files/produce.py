@@ -169,12 +169,12 @@ def produce(
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f"{target.name}{TEMPORARY_MARK}run")
     # Record parts read their own tables only; a saved query may read several.
-    tables = None
+    read_tables = None
     if all(part.entity_type != "query" for part in config.parts):
-        tables = {_record_dataset(part).table for part in config.parts}
+        read_tables = {_record_dataset(part).table for part in config.parts}
     # The snapshot is pinned for the whole run: maintenance must not expire it under the
     # export, however long it takes.
-    with reader.pinned(store_ids) as snapshot, reader.connect(snapshot, tables) as cursor:
+    with reader.pinned(store_ids) as snapshot, reader.connect(snapshot, read_tables) as cursor:
 
         def tables() -> Iterator[Table]:
             for part in config.parts:

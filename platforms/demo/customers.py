@@ -47,7 +47,7 @@ def assign_customers(
     n = len(order_times)
     known = rng.random(n) >= GUEST_SHARE
     first = known & (rng.random(n) < NEW_SHARE)
-    earlier = np.cumsum(first) - first
+    earlier: np.ndarray = np.cumsum(first) - first
     # A returning buyer needs someone to return: with nobody on file, the first is new.
     first |= known & (existing + earlier == 0)
     earlier = np.cumsum(first) - first

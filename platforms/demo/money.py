@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from warehouse.schemas import MONEY
 
-_SCALE = MONEY.scale  # type: ignore[attr-defined]
+_SCALE = MONEY.scale
 
 
 def money_array(minor: np.ndarray, digits: int) -> pa.Array:

@@ -42,9 +42,9 @@ def reassemble(lines: Iterable[str], queries: DatasetQueries) -> list[dict[str, 
         for child in queries.children:
             obj[child.field] = []
         parents[obj["id"]] = obj
-    for child in children:
-        parent = parents.get(child.pop("__parentId"))
-        field = by_type.get(gid_type(str(child.get("id", ""))))
+    for line_object in children:
+        parent = parents.get(line_object.pop("__parentId"))
+        field = by_type.get(gid_type(str(line_object.get("id", ""))))
         if parent is not None and field is not None:
-            parent[field].append(child)
+            parent[field].append(line_object)
     return sorted(parents.values(), key=lambda p: gid_number(p["id"]))

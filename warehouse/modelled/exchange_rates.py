@@ -87,7 +87,7 @@ class DemoRatesProvider:
         micro = np.rint(np.stack([series[c] for c in codes], axis=1) * 1e6).astype(np.int64)
         return pa.table(
             {
-                "date": pa.array(np.repeat(dates, len(codes)), pa.date32()),
+                "date": pa.array([d for d in dates for _ in codes], pa.date32()),
                 "base": pa.array([BASE] * (days * len(codes)), pa.string()),
                 "currency": pa.array(codes * days, pa.string()),
                 "rate": pa.array([Decimal(int(v)).scaleb(-6) for v in micro.ravel()], RATE),

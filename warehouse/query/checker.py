@@ -597,7 +597,8 @@ class _Checker:
         if isinstance(cond, ast.Compare):
             if cond.op not in ("=", "!="):
                 raise self.error(cond.pos, "Compare store with = , != or IN (store names).")
-            values, negated = (cond.right,), cond.op == "!="
+            values: tuple[ast.Expr, ...] = (cond.right,)
+            negated = cond.op == "!="
         else:
             values, negated = cond.values, cond.negated
         readable = self.ctx.stores

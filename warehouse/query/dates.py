@@ -120,8 +120,13 @@ def parse_literal(text: str) -> date | datetime:
         raise DateError(f"{text} is not a date: {name} {year:04d} has {days} days.")
     if m["hour"] is None:
         return date(year, month, day)
-    limits = (("hour", 23, "hours"), ("minute", 59, "minutes"), ("second", 59, "seconds"))
-    limits += (("zone_hours", 23, "zone offset hours"), ("zone_minutes", 59, "zone offset minutes"))
+    limits: tuple[tuple[str, int, str], ...] = (
+        ("hour", 23, "hours"),
+        ("minute", 59, "minutes"),
+        ("second", 59, "seconds"),
+        ("zone_hours", 23, "zone offset hours"),
+        ("zone_minutes", 59, "zone offset minutes"),
+    )
     for group, top, name in limits:
         if m[group] is not None and int(m[group]) > top:
             raise DateError(f"{text} is not a timestamp: {name} run from 00 to {top}.")
@@ -370,20 +375,20 @@ def _steps(granularity: str, first: datetime | date, bucket: object) -> int | No
         assert isinstance(first, datetime)
         if not isinstance(bucket, datetime) or bucket.tzinfo is None:
             return None
-        hours, rest = divmod(bucket - first, _HOUR)
-        return None if rest else hours
+        hours, remainder = divmod(bucket - first, _HOUR)
+        return None if remainder else hours
     if isinstance(bucket, datetime):
         bucket = bucket.date()
     if not isinstance(bucket, date) or isinstance(first, datetime):
         return None
     if granularity in ("day", "week"):
-        days, rest = divmod((bucket - first).days, 1 if granularity == "day" else 7)
-        return None if rest else days
+        days, spare = divmod((bucket - first).days, 1 if granularity == "day" else 7)
+        return None if spare else days
     if bucket.day != 1:
         return None
     months = (bucket.year - first.year) * 12 + bucket.month - first.month
-    count, rest = divmod(months, {"month": 1, "quarter": 3, "year": 12}[granularity])
-    return None if rest else count
+    count, spare = divmod(months, {"month": 1, "quarter": 3, "year": 12}[granularity])
+    return None if spare else count
 
 
 def bucket_count(granularity: str, window: Window, clock: Clock) -> int:
