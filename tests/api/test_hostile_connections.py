@@ -18,6 +18,7 @@ import pytest
 
 from quarry.settings import Settings
 from tests.api.world import World
+from tests.factories import free_port
 
 HEADER_TIMEOUT = 1.0
 BODY_TIMEOUT = 1.0
@@ -27,17 +28,11 @@ GRACE = 5.0
 pytestmark = pytest.mark.slow
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(world: World, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path]]:
     """`quarry serve` on a free loopback port over the session's QUARRY_HOME, its
     timeouts lowered; yields the port and the server's log."""
-    port = _free_port()
+    port = free_port()
     log_path = tmp_path_factory.mktemp("serve") / "serve.log"
     environment = {k: v for k, v in os.environ.items() if not k.startswith("QUARRY_")}
     environment.update(

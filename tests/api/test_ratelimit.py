@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ from quarry.errors import ConfigurationError
 from registry.keys import create_key
 from tests.api.conftest import Client, assert_problem
 from tests.api.world import World
+from tests.factories import free_port
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
@@ -173,17 +173,11 @@ LOG_CONFIG = {
 }
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @contextmanager
 def _uvicorn_workers(world: World, tmp_path: Path, **env: str) -> Iterator[tuple[str, Path]]:
     """`uvicorn --workers 2 --factory api.main:create_app` on a free loopback port, over
     the session's QUARRY_HOME; yields its URL and log file, every line tagged by PID."""
-    port = _free_port()
+    port = free_port()
     log_config = tmp_path / "log.json"
     log_config.write_text(json.dumps(LOG_CONFIG))
     log_path = tmp_path / "uvicorn.log"

@@ -1,30 +1,17 @@
-"""Runs `quarry` commands in-process with click's CliRunner.
-
-The root group here is assembled like cli.main's (same group class, same context
-object) from the command groups under test, so these tests do not depend on every other
-command module being importable."""
+"""Runs `quarry` commands in-process with click's CliRunner, through the real root group
+(cli.main), and the factories CLI tests share."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-import click
 from click.testing import CliRunner, Result
 
-from cli import accounts, keys, stores
-from cli.context import AppContext, QuarryGroup
-
-
-@click.group(cls=QuarryGroup)
-@click.pass_context
-def root(ctx: click.Context) -> None:
-    ctx.ensure_object(AppContext)
-
-
-root.add_command(accounts.accounts)
-root.add_command(keys.keys)
-root.add_command(stores.stores)
+from cli.main import cli as root
+from quarry.settings import Settings
+from registry.db import Registry
+from tests.factories import add_store
 
 
 def invoke(*args: str) -> Result:
@@ -58,3 +45,20 @@ def assert_one_line_error(result: Result, *fragments: str) -> str:
     for fragment in fragments:
         assert fragment in line
     return line
+
+
+def new_account(name: str = "Acme") -> str:
+    """A new account made by `quarry accounts create` (USD, UTC); its id."""
+    return ok(
+        "accounts", "create", "--name", name, "--currency", "USD", "--timezone", "UTC"
+    ).strip()
+
+
+def new_store(settings: Settings, account_id: str, name: str, **fields: str) -> str:
+    """A new store of `account_id` (stores are added by platform commands, so this goes
+    through the registry; tests.factories.add_store's defaults)."""
+    registry = Registry(settings)
+    try:
+        return add_store(registry, account_id, name, **fields)
+    finally:
+        registry.dispose()

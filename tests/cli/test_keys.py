@@ -3,34 +3,10 @@
 from __future__ import annotations
 
 from quarry.settings import Settings
-from registry.accounts import create_store
 from registry.db import Registry
 from registry.keys import well_formed
 from registry.principals import load_principal
-from tests.cli.runner import assert_one_line_error, invoke, ok, ok_json
-
-
-def new_account(name: str = "Acme") -> str:
-    return ok(
-        "accounts", "create", "--name", name, "--currency", "USD", "--timezone", "UTC"
-    ).strip()
-
-
-def new_store(settings: Settings, account_id: str, name: str) -> str:
-    registry = Registry(settings)
-    try:
-        with registry.session() as session:
-            return create_store(
-                session,
-                account_id=account_id,
-                name=name,
-                domain=f"{name}.example",
-                currency="USD",
-                timezone="UTC",
-                platform="demo",
-            ).id
-    finally:
-        registry.dispose()
+from tests.cli.runner import assert_one_line_error, invoke, new_account, new_store, ok, ok_json
 
 
 def authenticates(settings: Settings, secret: str) -> bool:

@@ -3,32 +3,7 @@
 from __future__ import annotations
 
 from quarry.settings import Settings
-from registry.accounts import create_store
-from registry.db import Registry
-from tests.cli.runner import assert_one_line_error, invoke, ok, ok_json
-
-
-def new_account(name: str) -> str:
-    return ok(
-        "accounts", "create", "--name", name, "--currency", "USD", "--timezone", "UTC"
-    ).strip()
-
-
-def new_store(settings: Settings, account_id: str, name: str, platform: str = "demo") -> str:
-    registry = Registry(settings)
-    try:
-        with registry.session() as session:
-            return create_store(
-                session,
-                account_id=account_id,
-                name=name,
-                domain=f"{name.lower()}.example",
-                currency="EUR",
-                timezone="Europe/Berlin",
-                platform=platform,
-            ).id
-    finally:
-        registry.dispose()
+from tests.cli.runner import assert_one_line_error, invoke, new_account, new_store, ok, ok_json
 
 
 def test_list_is_empty_at_first() -> None:

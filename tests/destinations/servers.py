@@ -40,6 +40,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from tests.factories import free_port
+
 PLUGIN = "tests.destinations.servers"
 
 
@@ -263,12 +265,6 @@ class Tripwire(_LoopbackListener):
 
 def server_failed(name: str, detail: str) -> None:
     pytest.fail(f"{name} could not be started: {detail}", pytrace=False)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def stop_process(proc: subprocess.Popen[bytes]) -> None:

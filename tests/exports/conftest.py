@@ -15,12 +15,11 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -45,6 +44,7 @@ from registry.models import ExportConfig
 from tests.api.conftest import isolated_env
 from tests.api.world import World, build_world
 from tests.destinations.servers import use_servers
+from tests.factories import free_port, wait_for
 
 SHM = Path("/dev/shm")
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,22 +103,6 @@ def stored(settings: Settings, world: World, job_id: str) -> Path:
 
 
 # --- The end-to-end stack -------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for(check: Callable[[], Any], what: str, timeout: float = 90.0, every: float = 0.5) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
 class Services:

@@ -5,29 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import click
 import pytest
 import yaml
-from click.testing import CliRunner, Result
 
-from cli.context import AppContext, QuarryGroup
-from cli.exports import exports
 from quarry.settings import Settings
 from registry.accounts import create_account
 from registry.db import Registry
-
-
-@click.group(cls=QuarryGroup)
-@click.pass_context
-def root(ctx: click.Context) -> None:
-    ctx.ensure_object(AppContext)
-
-
-root.add_command(exports)
-
-
-def invoke(*args: str) -> Result:
-    return CliRunner().invoke(root, list(args), catch_exceptions=True)
+from tests.cli.runner import invoke
 
 
 @pytest.fixture

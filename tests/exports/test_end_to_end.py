@@ -27,7 +27,8 @@ from pipelines.runner import sync_stores
 from quarry.files import TEMPORARY_MARK, export_files
 from registry.models import ExportJob
 from tests.api.conftest import isolated_env
-from tests.exports.conftest import Stack, apply, wait_for
+from tests.exports.conftest import Stack, apply
+from tests.factories import wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("exports-end-to-end")]
 ISO = "%Y-%m-%dT%H:%M:%S.%fZ"

@@ -4,8 +4,6 @@ reaper fails jobs whose worker died or whose run ended without a result."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -22,6 +20,7 @@ from quarry.settings import load_settings
 from registry.models import ExportConfig, ExportJob, utcnow
 from tests.api.world import World
 from tests.exports.conftest import apply_yaml
+from tests.factories import dead_pid
 
 
 @pytest.fixture
@@ -49,12 +48,6 @@ def row(world: World, job_id: str) -> ExportJob:
         found = session.get(ExportJob, job_id)
         assert found is not None
         return found
-
-
-def dead_pid() -> int:
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
-    return child.pid
 
 
 def test_reconciler_lists_old_unlaunched_jobs_and_records_found_runs(

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-
 from dagster import DagsterInstance, DagsterRun, DagsterRunStatus
 
 from pipelines.runner import WORKER_TAG, release_abandoned_runs, step_asset
 from quarry.workers import worker_identity
-
-
-def _dead_pid() -> int:
-    process = subprocess.Popen(["true"])
-    process.wait()
-    return process.pid
+from tests.factories import dead_pid
 
 
 def test_runs_of_a_killed_sync_are_failed_and_their_pool_slots_freed(
@@ -22,7 +15,7 @@ def test_runs_of_a_killed_sync_are_failed_and_their_pool_slots_freed(
     dead = DagsterRun(
         job_name="sync_stores",
         status=DagsterRunStatus.STARTED,
-        tags={WORKER_TAG: worker_identity("here", _dead_pid())},
+        tags={WORKER_TAG: worker_identity("here", dead_pid())},
     )
     alive = DagsterRun(
         job_name="sync_stores",
@@ -33,7 +26,7 @@ def test_runs_of_a_killed_sync_are_failed_and_their_pool_slots_freed(
     elsewhere = DagsterRun(
         job_name="sync_stores",
         status=DagsterRunStatus.STARTED,
-        tags={WORKER_TAG: worker_identity("there", _dead_pid())},
+        tags={WORKER_TAG: worker_identity("there", dead_pid())},
     )
     for run in (dead, alive, elsewhere):
         instance.add_run(run)

@@ -8,17 +8,12 @@ import subprocess
 import time
 
 from quarry.workers import process_alive, stopped_process, worker_identity
-
-
-def _dead_pid() -> int:
-    process = subprocess.Popen(["true"])
-    process.wait()
-    return process.pid
+from tests.factories import dead_pid
 
 
 def test_a_live_process_is_alive_and_an_ended_one_is_not() -> None:
     assert process_alive(os.getpid())
-    assert not process_alive(_dead_pid())
+    assert not process_alive(dead_pid())
 
 
 def test_a_killed_child_not_yet_reaped_is_dead() -> None:
@@ -36,7 +31,7 @@ def test_a_killed_child_not_yet_reaped_is_dead() -> None:
 
 
 def test_only_the_workers_own_role_can_say_it_stopped() -> None:
-    dead = _dead_pid()
+    dead = dead_pid()
     assert worker_identity("api-1", dead) == f"api-1:{dead}"
     assert stopped_process(worker_identity("api-1", dead), "api-1") == dead
     assert stopped_process(worker_identity("api-2", dead), "api-1") is None

@@ -11,8 +11,6 @@ from sqlalchemy.exc import StatementError
 
 from quarry.errors import InvalidRequest, NotFound
 from registry.accounts import (
-    create_account,
-    create_store,
     get_account,
     get_store,
     list_accounts,
@@ -20,20 +18,7 @@ from registry.accounts import (
 )
 from registry.db import Registry
 from registry.models import Account, Store
-
-
-def add_account(registry: Registry, name: str = "Acme", **fields: str) -> str:
-    values = {"currency": "USD", "timezone": "America/New_York"} | fields
-    with registry.session() as session:
-        return create_account(session, name=name, **values).id
-
-
-def add_store(registry: Registry, account_id: str, name: str = "Main", **fields: str) -> str:
-    values = {"currency": "EUR", "timezone": "Europe/Berlin", "platform": "demo"} | fields
-    with registry.session() as session:
-        return create_store(
-            session, account_id=account_id, name=name, domain=f"{name.lower()}.example", **values
-        ).id
+from tests.factories import add_account, add_store
 
 
 def test_an_account_reads_back_as_created(registry: Registry) -> None:

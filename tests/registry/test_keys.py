@@ -11,7 +11,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from quarry.errors import InvalidRequest, NotFound
-from registry.accounts import create_account, create_store
+from registry.accounts import create_account
 from registry.db import Registry
 from registry.keys import (
     KEY_PREFIX,
@@ -22,6 +22,7 @@ from registry.keys import (
     well_formed,
 )
 from registry.principals import Principal, load_principal
+from tests.factories import add_store
 
 
 @pytest.fixture
@@ -34,19 +35,6 @@ def principal_of(session: Session, secret: str) -> Principal | None:
     """The key's Principal as the API loads it, seeing what `session` has not committed."""
     session.flush()
     return load_principal(session.connection(), secret)
-
-
-def add_store(registry: Registry, account_id: str, name: str) -> str:
-    with registry.session() as session:
-        return create_store(
-            session,
-            account_id=account_id,
-            name=name,
-            domain=f"{name}.example",
-            currency="USD",
-            timezone="UTC",
-            platform="demo",
-        ).id
 
 
 def issue(registry: Registry, account_id: str, **options: object) -> IssuedKey:

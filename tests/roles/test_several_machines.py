@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,8 @@ import yaml
 from sqlalchemy.engine import make_url
 
 from tests.conftest import _create_database, _drop_database
-from tests.destinations.servers import S3Server, free_port
+from tests.destinations.servers import S3Server
+from tests.factories import free_port, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("several-machines")]
 
@@ -42,18 +43,6 @@ HEARTBEAT_TIMEOUT = 20
 FAIL_WITHIN = 90.0
 # Requests per key per hour: more than any phase of the test sends with one key.
 RATE_LIMIT = 300
-
-
-def wait_for(
-    check: Callable[[], Any], what: str, timeout: float = 120.0, every: float = 0.25
-) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
 def descendants(pid: int) -> list[int]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.destinations.servers import free_port
+from tests.factories import free_port
 from tests.roles.test_several_machines import descendants, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("several-machines")]

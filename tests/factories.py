@@ -1,0 +1,58 @@
+"""Shared test factories: registry rows with sensible defaults, and the small process and
+network helpers many test files need. One copy each; a test file that needs a variant
+passes arguments rather than writing its own."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from registry.accounts import create_account, create_store
+from registry.db import Registry
+
+
+def add_account(registry: Registry, name: str = "Acme", **fields: str) -> str:
+    """A new account's id; currency USD and zone America/New_York unless given."""
+    values = {"currency": "USD", "timezone": "America/New_York"} | fields
+    with registry.session() as session:
+        return create_account(session, name=name, **values).id
+
+
+def add_store(registry: Registry, account_id: str, name: str = "Main", **fields: str) -> str:
+    """A new store's id, on the demo platform in EUR and Europe/Berlin unless given; its
+    domain is derived from the name."""
+    values = {"currency": "EUR", "timezone": "Europe/Berlin", "platform": "demo"} | fields
+    with registry.session() as session:
+        return create_store(
+            session, account_id=account_id, name=name, domain=f"{name.lower()}.example", **values
+        ).id
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def dead_pid() -> int:
+    """The pid of a process that has ended (and been waited for)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def wait_for(check: Callable[[], Any], what: str, timeout: float = 90.0, every: float = 0.5) -> Any:
+    """`check()`'s first truthy value, polled every `every` s; AssertionError naming `what`
+    after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
