@@ -8,11 +8,12 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from registry.accounts import create_account, create_store
 from registry.db import Registry
+from registry.principals import Principal, StoreView
 
 
 def add_account(registry: Registry, name: str = "Acme", **fields: str) -> str:
@@ -56,3 +57,24 @@ def wait_for(check: Callable[[], Any], what: str, timeout: float = 90.0, every: 
             return value
         time.sleep(every)
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def principal_for(
+    account_id: str, readable: Sequence[str], account_stores: Sequence[str] | None = None
+) -> Principal:
+    """A key's Principal as registry.principals loads it: reading `readable` of the
+    account's stores (`account_stores`, default: the readable ones)."""
+    return Principal(
+        key_id="key_test",
+        account_id=account_id,
+        account_name="Acme",
+        subscription_id="sub_test",
+        api_enabled=True,
+        currency="USD",
+        timezone="UTC",
+        scopes=("read_data", "exports"),
+        stores=tuple(
+            StoreView(s, s, f"{s}.example", "USD", "UTC", "active", None) for s in readable
+        ),
+        account_store_ids=tuple(sorted(account_stores or readable)),
+    )

@@ -12,6 +12,7 @@ from quarry.errors import InvalidRequest, NotFound
 from registry.models import ExportConfig, utcnow
 from tests.api.world import World
 from tests.exports.conftest import apply_yaml
+from tests.factories import principal_for
 
 
 @pytest.fixture(scope="module")
@@ -73,10 +74,10 @@ def test_jobs_are_visible_only_to_keys_reading_all_their_stores(
     account = export_world.accounts["a"]
     with export_world.registry.session() as session:
         job, _ = create_job(session, session.get(ExportConfig, config_ids["Jobs one"]))
-        assert get_visible_job(session, account, job.id, ["st_a1"]).id == job.id
+        assert get_visible_job(session, principal_for(account, ["st_a1"]), job.id).id == job.id
         for account_id, readable in ((account, ["st_a2"]), (export_world.accounts["b"], None)):
             with pytest.raises(NotFound) as hidden:
-                get_visible_job(session, account_id, job.id, readable or ["st_a1"])
+                get_visible_job(session, principal_for(account_id, readable or ["st_a1"]), job.id)
             with pytest.raises(NotFound) as unknown:
-                get_visible_job(session, account, "job_nope", ["st_a1"])
+                get_visible_job(session, principal_for(account, ["st_a1"]), "job_nope")
             assert hidden.value.detail == unknown.value.detail
