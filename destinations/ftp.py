@@ -51,7 +51,7 @@ def _guarded_connect(
     return ftp.welcome
 
 
-class _PlainFTP(ftplib.FTP):
+class _GuardedFTP(ftplib.FTP):
     allow_private = False
 
     def connect(
@@ -64,17 +64,8 @@ class _PlainFTP(ftplib.FTP):
         return _guarded_connect(self, self.allow_private, host, port, timeout)
 
 
-class _TlsFTP(ftplib.FTP_TLS):
-    allow_private = False
-
-    def connect(
-        self,
-        host: str = "",
-        port: int = 0,
-        timeout: float = -999,
-        source_address: tuple[str, int] | None = None,
-    ) -> str:
-        return _guarded_connect(self, self.allow_private, host, port, timeout)
+class _GuardedFTPS(_GuardedFTP, ftplib.FTP_TLS):
+    """_GuardedFTP's connect, FTP_TLS for the rest."""
 
     def ntransfercmd(
         self, cmd: str, rest: int | str | None = None
@@ -124,11 +115,11 @@ class FtpDestination(BaseDestination):
     def _open(self) -> ftplib.FTP:
         settings = self.settings
         timeout = float(settings["timeout_seconds"])
-        ftp: _PlainFTP | _TlsFTP
+        ftp: _GuardedFTP | _GuardedFTPS
         if self.secure:
-            ftp = _TlsFTP(context=tls_context(settings.get("ca_certificate")), timeout=timeout)
+            ftp = _GuardedFTPS(context=tls_context(settings.get("ca_certificate")), timeout=timeout)
         else:
-            ftp = _PlainFTP(timeout=timeout)
+            ftp = _GuardedFTP(timeout=timeout)
         ftp.allow_private = self.allow_private_hosts
         try:
             ftp.connect(settings["host"], settings["port"])
