@@ -45,7 +45,7 @@ def test_children_arrive_with_their_parent(make_connector):
 def test_cursor_is_json(make_connector):
     page = next(iter(make_connector(page_rows=1).changes("customers", None)))
     doc = json.loads(page.cursor)
-    assert doc["phase"] == "backfill" and doc["after"] == 501
+    assert doc["phase"] == "backfill" and doc["windows"][0]["after"] == 501
 
 
 def test_many_refunds_and_long_refunds_are_fetched_whole(make_connector, fake):

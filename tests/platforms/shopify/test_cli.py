@@ -65,7 +65,7 @@ def test_add_fetches_the_shop_and_seals_the_token(app, account_id, fake, caplog)
         assert SecretBox(app.settings.fernet_keys).open(secret) == {
             "domain": "quarry-test.myshopify.com",
             "token": TOKEN,
-            "api_version": "2025-10",
+            "api_version": "2026-10",
         }
         connector = connector_for(app.settings, store)
     assert isinstance(connector, ShopifyConnector)
