@@ -216,6 +216,8 @@ class FakeShopify:
     client_secret: str = CLIENT_SECRET
     token_lifetime: float = 86399.0
     drop_pages: int = 0
+    # Records bulk exports leave out altogether (rootObjectCount agrees); counts include them.
+    hidden_from_bulk: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         data = json.loads((FIXTURES / "shop.json").read_text())
@@ -618,7 +620,12 @@ class FakeShopify:
         assert match, query
         root = BY_ROOT[match.group(1)]
         records = sorted(
-            (r for r in self.records[root.name] if matches(r, match.group(2))), key=by_id
+            (
+                r
+                for r in self.records[root.name]
+                if matches(r, match.group(2)) and r["id"] not in self.hidden_from_bulk
+            ),
+            key=by_id,
         )
         n = len(self.ops) + 1
         op_id = f"gid://shopify/BulkOperation/{n}"
