@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pyarrow.compute as pc
 import pytest
+from dagster import AssetKey
 
 from pipelines.runner import sync_stores
 from platforms.shopify.cursor import iso
@@ -102,3 +103,34 @@ def test_a_shopify_store_syncs_into_the_warehouse(settings, registry, fake):
         "st_testshop01-o1002",
     ]
     assert all(r["order_id"] != "st_testshop01-o1003" for r in warehouse(settings, "order_lines"))
+
+
+def test_an_incomplete_window_fails_the_sync_as_a_blocking_check(settings, registry, fake):
+    """Shopify counts an order no export returns: the orders step fails on its blocking
+    `complete` check, no cursor is saved past the window, and the sales model and the
+    store's snapshot wait."""
+    from dagster import AssetCheckKey
+
+    from pipelines.instance import open_instance
+    from registry.cursors import get_cursor
+
+    fake.shop.hidden_from_bulk = {"gid://shopify/Order/1002"}
+    outcomes = sync_stores(settings, registry, [STORE_ID])
+
+    (store_run,) = [o for o in outcomes if o.name != "exchange rates"]
+    assert not store_run.success
+    assert store_run.failed_step == "sync_orders"
+    with registry.session() as session:
+        assert get_cursor(session, STORE_ID, "orders") is None
+        # Other datasets are not held back by the orders window.
+        assert get_cursor(session, STORE_ID, "customers") is not None
+    with open_instance(settings) as instance:
+        record = instance.event_log_storage.get_latest_asset_check_execution_by_key(
+            [AssetCheckKey(AssetKey("orders"), "complete")]
+        )[AssetCheckKey(AssetKey("orders"), "complete")]
+        evaluation = record.event.dagster_event.event_specific_data  # type: ignore[union-attr]
+        assert evaluation.passed is False
+        assert "Shopify counts" in evaluation.description
+        sales = instance.get_latest_materialization_event(AssetKey("sales"))
+    assert sales is None
+    assert warehouse(settings, "orders") == []  # nothing published for readers
