@@ -109,6 +109,9 @@ class _Backfill:
         self.parallel = parallelism(job)
         self.failures = 0  # failed attempts at the head window
         self.rereads = 0  # completeness re-reads of the head window
+        # Operations this process started: their outcome is awaited as it comes (failures
+        # count); those named by a resumed cursor are resumed when still usable.
+        self.started: set[str] = set()
 
     def cursor(self) -> BackfillCursor:
         return BackfillCursor(end=self.end, windows=tuple(self.windows))
@@ -123,11 +126,14 @@ class _Backfill:
             op = self.runner.start(query) if i == 0 else self.runner.try_start(query)
             if op is None:
                 return
+            self.started.add(op)
             self.windows[i] = replace(w, op=op)
 
     def head_outcome(self) -> BulkOutcome:
         head = self.windows[0]
         assert head.op is not None
+        if head.op in self.started:
+            return self.runner.wait(head.op)
         outcome = self.runner.resume(head.op)
         if outcome is None:
             # Failed, expired or unknown: export the window (from `after`) again.
