@@ -9,11 +9,14 @@ shopify.dev/docs/apps/build/authentication-authorization/access-tokens/client-cr
 `AccessTokens.current()` renews the token `token_refresh_margin_seconds` before it expires;
 `renew()` is what the client calls once when Shopify answers 401 to a token it still
 believed valid (revoked, or a clock that drifted). One holder is shared by every client of
-a connector, so a sync asks for one token, not one per dataset.
+a connector, and `shared_tokens` gives every connector of one process the same holder for
+the same app and shop: a Dagster run syncs four datasets and counts for the checks with
+one token, not one per connector.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
@@ -124,3 +127,28 @@ class AccessTokens:
         self.scope = body.get("scope")
         self.grants += 1
         log.info("%s: obtained an access token (expires in %.0fs)", domain, expires_in)
+
+
+_SHARED: dict[tuple[str, str, str], AccessTokens] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_tokens(
+    connection: ShopConnection,
+    settings: ShopifySettings,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+) -> AccessTokens:
+    """The process's token holder for `connection`'s app and shop (a new one for a static
+    token, which needs no sharing). Keyed by a digest of the secret, so a changed secret
+    gets a holder of its own."""
+    if not connection.uses_client_credentials:
+        return AccessTokens(connection, settings, clock=clock)
+    digest = hashlib.sha256(str(connection.client_secret).encode()).hexdigest()
+    key = (admin_base(settings, connection.domain), str(connection.client_id), digest)
+    with _SHARED_LOCK:
+        holder = _SHARED.get(key)
+        if holder is None or holder.settings != settings:
+            holder = AccessTokens(connection, settings, clock=clock)
+            _SHARED[key] = holder
+        return holder

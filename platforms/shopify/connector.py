@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
 
-from platforms.shopify.auth import AccessTokens
+from platforms.shopify.auth import shared_tokens
 from platforms.shopify.backfill import backfill_pages, start_cursor
 from platforms.shopify.client import ShopifyClient
 from platforms.shopify.cursor import BackfillCursor, decode
@@ -50,8 +50,9 @@ class ShopifyConnector:
         self._sleep = sleep
         self._clock = clock
         self._bucket = CostBucket(share=settings.bucket_share, clock=clock)
-        # One token holder per connector: its clients share a client-credentials token.
-        self.tokens = AccessTokens(connection, settings, clock=clock)
+        # Clients of this connector, and of the process's other connectors of the same app
+        # and shop, share one client-credentials token.
+        self.tokens = shared_tokens(connection, settings, clock=clock)
 
     @classmethod
     def for_store(cls, settings: Settings, store: Store) -> ShopifyConnector:

@@ -9,14 +9,15 @@ Two phases:
   lower bound, start time, the page cursor reached and how many records of its window it
   emitted (for the completeness check), so a resume continues that run.
 
-Version 1 cursors (one window walked by `lo` and `span`) are read as one window.
+Version 1 cursors (one window walked by `lo` and `span`) are read as that window and the
+rest of the range.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from quarry.errors import InvalidRequest
 
@@ -74,8 +75,14 @@ def decode(value: str) -> Cursor:
         if version not in (1, VERSION):
             raise ValueError("unknown version")
         if phase == "backfill" and version == 1:
-            window = Window(doc["lo"], doc["end"], doc.get("after"), doc.get("op"))
-            return BackfillCursor(end=doc["end"], windows=(window,))
+            # Version 1 walked [lo, lo + span) up to end; `after` and `op` belong to that
+            # window only, the rest of the range is a window of its own.
+            lo, end = parse_time(doc["lo"]), parse_time(doc["end"])
+            hi = min(end, lo + timedelta(seconds=int(doc["span"])))
+            windows = [Window(doc["lo"], iso(hi), doc.get("after"), doc.get("op"))]
+            if hi < end:
+                windows.append(Window(iso(hi), doc["end"]))
+            return BackfillCursor(end=doc["end"], windows=tuple(windows))
         if phase == "backfill":
             windows = tuple(Window(**w) for w in doc["windows"])
             return BackfillCursor(end=doc["end"], windows=windows)

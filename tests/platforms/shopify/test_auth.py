@@ -70,3 +70,9 @@ def test_the_connection_repr_hides_the_secret():
     connection = ShopConnection(DOMAIN, None, "2026-10", client_id=CLIENT_ID, client_secret="s3")
     assert "s3" not in repr(connection) and CLIENT_ID not in repr(connection)
     assert "client_credentials" in repr(connection)
+
+
+def test_connectors_of_one_process_share_the_token(fake):
+    first, second = connector(fake), connector(fake)
+    assert first.count("orders") == second.count("orders") == 3
+    assert len(fake.shop.token_requests) == 1

@@ -25,6 +25,7 @@ from registry.db import Registry
 from tests.pipelines.helpers import warehouse_rows
 from tests.platforms.shopify.conftest import DOMAIN, STORE_ID, expected, plain
 from tests.platforms.shopify.fake_shopify import TOKEN
+from tests.platforms.shopify.test_child_changes import REFUND
 from warehouse.schemas import SOURCE_DATASETS
 
 pytestmark = pytest.mark.slow
@@ -93,6 +94,8 @@ def test_a_shopify_store_syncs_into_the_warehouse(settings, registry, fake):
     now = iso(datetime.now(UTC))
     fake.shop.update("gid://shopify/Customer/503", now, firstName="Lea", lastName="Meyer")
     fake.shop.delete("gid://shopify/Order/1003", now)
+    # A refund that leaves the order's updatedAt alone (found through its Order event).
+    fake.shop.refund("gid://shopify/Order/1001", REFUND, now)
     again = sync_stores(settings, registry, [STORE_ID])
     assert all(o.success for o in again), [(o.failed_step, o.error) for o in again]
 
@@ -103,6 +106,12 @@ def test_a_shopify_store_syncs_into_the_warehouse(settings, registry, fake):
         "st_testshop01-o1002",
     ]
     assert all(r["order_id"] != "st_testshop01-o1003" for r in warehouse(settings, "order_lines"))
+    assert "st_testshop01-r7900" in {r["id"] for r in warehouse(settings, "refunds")}
+    assert any(r["refund_id"] == "st_testshop01-r7900" for r in warehouse(settings, "refund_lines"))
+    returns = warehouse_rows(settings, "sales", STORE_ID).to_pylist()
+    assert any(
+        r["order_id"] == "st_testshop01-o1001" and r["event_type"] == "return" for r in returns
+    )
 
 
 def test_an_incomplete_window_fails_the_sync_as_a_blocking_check(settings, registry, fake):
