@@ -33,6 +33,14 @@ def _memory(request: Request) -> Memory:
     return state.shopify_webhook_memory
 
 
+def _debounce_seconds(request: Request) -> float:
+    # QUARRY_SHOPIFY_* read once per app, on the first delivery (not at import).
+    state = request.app.state
+    if getattr(state, "shopify_webhook_debounce", None) is None:
+        state.shopify_webhook_debounce = load_shopify_settings().webhook_debounce_seconds
+    return float(state.shopify_webhook_debounce)
+
+
 def _trigger(request: Request) -> SyncTrigger:
     state = request.app.state
     if getattr(state, "shopify_sync_trigger", None) is None:
@@ -57,7 +65,7 @@ async def shopify_webhook(
         box=SecretBox(settings.fernet_keys),
         memory=_memory(request),
         trigger=_trigger(request),
-        debounce_seconds=load_shopify_settings().webhook_debounce_seconds,
+        debounce_seconds=_debounce_seconds(request),
         shop_domain=headers.get("x-shopify-shop-domain"),
         hmac_header=headers.get("x-shopify-hmac-sha256"),
         webhook_id=headers.get("x-shopify-webhook-id"),
