@@ -116,7 +116,8 @@ class BulkRunner:
                 return str(operation["id"])
             messages = "; ".join(str(e.get("message")) for e in errors) or "no operation"
             busy = any(
-                e.get("code") == "OPERATION_IN_PROGRESS" or "in progress" in str(e.get("message"))
+                e.get("code") == "OPERATION_IN_PROGRESS"
+                or any(w in str(e.get("message")).lower() for w in ("in progress", "concurrent"))
                 for e in errors
             )
             if not busy:
