@@ -14,7 +14,17 @@ from api.middleware import ResponseHeadersMiddleware
 from api.openapi import build_openapi
 from api.problems import install_problem_handlers
 from api.ratelimit import build_limiter
-from api.routes import account, datasets, export_jobs, exports, health, query, records, stores
+from api.routes import (
+    account,
+    datasets,
+    export_jobs,
+    exports,
+    health,
+    query,
+    records,
+    shopify_webhooks,
+    stores,
+)
 from pipelines.exports.runs import RunLookup
 from quarry.settings import Settings, load_settings
 from registry.db import Registry
@@ -31,6 +41,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     query.router,
     exports.router,
     export_jobs.router,
+    shopify_webhooks.router,
 )
 
 DESCRIPTION = """Records, aggregate queries and exports of the stores of one account.

@@ -10,9 +10,21 @@ are opaque strings only the connector reads; None means "from the beginning" (a 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Protocol
 
+from quarry.errors import QuarryError
 from warehouse.pages import ChangePage
+
+
+@dataclass
+class IncompleteSync(QuarryError):
+    """The platform reported more (or other) records for a window than the connector read,
+    even after reading it again. Raised before the page that would move the cursor past
+    that window: the sync fails and its blocking `complete` asset check fails with it."""
+
+    status: int = 502
+    title: str = "Incomplete sync"
 
 
 class Connector(Protocol):

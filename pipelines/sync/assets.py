@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from dagster import (
+    AssetCheckResult,
+    AssetCheckSpec,
     AssetExecutionContext,
     AssetKey,
     AssetsDefinition,
@@ -29,6 +31,7 @@ from pipelines.sync.dataset import sync_dataset
 from pipelines.sync.sales import build_sales
 from pipelines.sync.snapshot import take_snapshot
 from pipelines.sync.table_stats import store_row_count
+from platforms.base import IncompleteSync
 from warehouse.modelled.exchange_rates import RATES_END, RATES_START, write_rates
 from warehouse.schemas import SOURCE_DATASETS, TABLES
 
@@ -55,21 +58,51 @@ def _source_asset(dataset: str, tables: tuple[str, ...]) -> AssetsDefinition:
         ],
         partitions_def=STORES,
         pool=pool(tables[0]),
+        check_specs=[
+            AssetCheckSpec(
+                "complete",
+                asset=tables[0],
+                blocking=True,
+                description="Every window the sync read matches the platform's own count "
+                "of it (connectors that can tell; docs/shopify.md, Completeness).",
+            )
+        ],
     )
     def _sync(
         context: AssetExecutionContext, quarry: QuarryResource, resync_status: ResyncStatus
-    ) -> Iterator[MaterializeResult]:
+    ) -> Iterator[MaterializeResult | AssetCheckResult]:
         del resync_status  # required so that it brackets the run (see ResyncStatus)
         store = quarry.store(context.partition_key)
-        result = sync_dataset(
-            quarry.lake,
-            quarry.registry,
-            quarry.connector(store),
-            dataset,
-            full=context.run.tags.get(FULL_TAG) == "true",
-            batch_rows=quarry.batch_rows,
-            log=context.log.info,
-        )
+        try:
+            result = sync_dataset(
+                quarry.lake,
+                quarry.registry,
+                quarry.connector(store),
+                dataset,
+                full=context.run.tags.get(FULL_TAG) == "true",
+                batch_rows=quarry.batch_rows,
+                log=context.log.info,
+            )
+        except IncompleteSync as exc:
+            # What was committed before the window stays (its cursor too) but is not
+            # published: the failed blocking check fails this step, so the sales model
+            # and the store's snapshot wait for a sync that reads the window whole.
+            for name in tables:
+                yield MaterializeResult(
+                    asset_key=name,
+                    metadata={
+                        "incomplete": True,
+                        "dagster/row_count": store_row_count(quarry.lake, name, store.id),
+                    },
+                )
+            yield AssetCheckResult(
+                asset_key=tables[0],
+                check_name="complete",
+                passed=False,
+                description=exc.detail,
+                metadata={"reason": MetadataValue.text(exc.detail)},
+            )
+            return
         for name in tables:
             yield MaterializeResult(
                 asset_key=name,
@@ -82,6 +115,7 @@ def _source_asset(dataset: str, tables: tuple[str, ...]) -> AssetsDefinition:
                     "cursor": MetadataValue.text(result.cursor or ""),
                 },
             )
+        yield AssetCheckResult(asset_key=tables[0], check_name="complete", passed=True)
 
     return _sync
 

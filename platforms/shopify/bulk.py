@@ -12,9 +12,15 @@ Outcomes, and what the backfill does with them:
   else, EXPIRED).
 ACCESS_DENIED raises at once: a missing access scope does not heal by retrying.
 
-Before API 2026-01 an app runs one bulk query per shop at a time. When Shopify answers
-"already in progress" and the running operation runs exactly our query (a sync interrupted
-after starting it), we adopt it; otherwise we wait for it to end, up to the wait cap.
+From API 2026-01 an app runs up to five bulk queries per shop at once, and an operation is
+read with `bulkOperation(id:)`; before, one at a time, read with `node(id:)`. When Shopify
+refuses a new operation because the limit is reached and one of the running operations
+runs exactly our query (a sync interrupted after starting it), we adopt it, found through
+`bulkOperations(query: "status:running")` (`currentBulkOperation` before 2026-01: it
+returns one operation and is deprecated); otherwise we wait for a slot, up to the wait cap.
+
+Every outcome carries `rootObjectCount`: the backfill compares it with the parents in the
+file (platforms.shopify.backfill).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from typing import Any, Literal
 from platforms.shopify import queries as q
 from platforms.shopify.client import ShopifyClient
 from platforms.shopify.errors import ShopifyAuthError, ShopifyError
+from platforms.shopify.settings import supports_concurrent_bulk
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +52,8 @@ class BulkOutcome:
     op_id: str
     lines: list[str] = field(default_factory=list)
     detail: str = ""
+    # Shopify's count of top-level objects the operation exported (None when unknown).
+    root_count: int | None = None
 
 
 class BulkRunner:
@@ -59,22 +68,45 @@ class BulkRunner:
         self.settings = client.settings
         self._sleep = sleep
         self._clock = clock
+        self.concurrent = supports_concurrent_bulk(client.connection.api_version)
 
     def run(self, query: str) -> BulkOutcome:
         """Run `query` as a bulk operation and wait for its outcome."""
-        op_id = self._start(query)
+        op_id = self.start(query)
+        return self.wait(op_id)
+
+    def wait(self, op_id: str) -> BulkOutcome:
+        """The outcome of operation `op_id`, waiting (up to the cap) while it runs."""
         return self._finish(op_id, self._wait(op_id))
 
-    def reuse(self, op_id: str) -> list[str] | None:
-        """The result lines of a finished operation `op_id` when still downloadable."""
+    def resume(self, op_id: str) -> BulkOutcome | None:
+        """The outcome of an operation a previous sync started, when it can still give one:
+        still running (waited for) or completed with its file downloadable. None when it
+        failed, expired or is unknown: the caller runs its query again."""
         node = self._status(op_id)
-        if node and node.get("status") == "COMPLETED" and node.get("url"):
-            return list(self.client.download_lines(node["url"]))
+        if not node:
+            return None
+        if node.get("status") in RUNNING:
+            return self.wait(op_id)
+        if node.get("status") == "COMPLETED" and (
+            node.get("url") or int(node.get("rootObjectCount") or 0) == 0
+        ):
+            return self._finish(op_id, node)
         return None
 
     # -- start ---------------------------------------------------------------------------
 
-    def _start(self, query: str) -> str:
+    def try_start(self, query: str) -> str | None:
+        """Start `query` now, or None when the shop's bulk slots are all taken."""
+        return self._start(query, wait=False)
+
+    def start(self, query: str) -> str:
+        """Start `query`, waiting (up to the cap) for a free slot."""
+        op_id = self._start(query, wait=True)
+        assert op_id is not None
+        return op_id
+
+    def _start(self, query: str, *, wait: bool) -> str | None:
         deadline = self._clock() + self.settings.bulk_wait_cap_seconds
         while True:
             payload = self.client.query(q.BULK_RUN, {"query": query})["bulkOperationRunQuery"]
@@ -84,17 +116,20 @@ class BulkRunner:
                 return str(operation["id"])
             messages = "; ".join(str(e.get("message")) for e in errors) or "no operation"
             busy = any(
-                e.get("code") == "OPERATION_IN_PROGRESS" or "in progress" in str(e.get("message"))
+                e.get("code") == "OPERATION_IN_PROGRESS"
+                or any(w in str(e.get("message")).lower() for w in ("in progress", "concurrent"))
                 for e in errors
             )
             if not busy:
                 raise ShopifyError(
                     f"{self.client.connection.domain}: bulk query refused: {messages}"
                 )
-            current = self.client.query(q.CURRENT_BULK_WITH_QUERY).get("currentBulkOperation")
-            if current and current.get("status") in RUNNING and current.get("query") == query:
-                log.info("adopting running bulk operation %s", current["id"])
-                return str(current["id"])
+            adopted = self._running_with(query)
+            if adopted:
+                log.info("adopting running bulk operation %s", adopted)
+                return adopted
+            if not wait:
+                return None
             if self._clock() > deadline:
                 raise ShopifyError(
                     f"{self.client.connection.domain}: another bulk operation kept running "
@@ -102,9 +137,27 @@ class BulkRunner:
                 )
             self._sleep(self.settings.bulk_poll_seconds)
 
+    def _running_with(self, query: str) -> str | None:
+        """The id of one of our running operations whose query is exactly `query`."""
+        if self.concurrent:
+            data = self.client.query(
+                q.RUNNING_BULK_OPERATIONS,
+                {"first": 10, "query": "status:running operation_type:query"},
+            )
+            running = (data.get("bulkOperations") or {}).get("nodes") or []
+        else:
+            current = self.client.query(q.CURRENT_BULK_WITH_QUERY).get("currentBulkOperation")
+            running = [current] if current else []
+        for operation in running:
+            if operation.get("status") in RUNNING and operation.get("query") == query:
+                return str(operation["id"])
+        return None
+
     # -- wait ----------------------------------------------------------------------------
 
     def _status(self, op_id: str) -> dict[str, Any] | None:
+        if self.concurrent:
+            return self.client.query(q.BULK_OPERATION, {"id": op_id}).get("bulkOperation")
         return self.client.query(q.BULK_STATUS, {"id": op_id}).get("node")
 
     def _wait(self, op_id: str) -> dict[str, Any] | None:
@@ -150,12 +203,13 @@ class BulkRunner:
 
     def _completed(self, op_id: str, node: dict[str, Any]) -> BulkOutcome:
         for _ in range(URL_POLLS):
+            roots = node.get("rootObjectCount")
+            root_count = int(roots) if roots is not None else None
             if node.get("url"):
-                return BulkOutcome(
-                    "completed", op_id, list(self.client.download_lines(node["url"]))
-                )
+                lines = list(self.client.download_lines(node["url"]))
+                return BulkOutcome("completed", op_id, lines, root_count=root_count)
             if int(node.get("objectCount") or 0) == 0:
-                return BulkOutcome("completed", op_id)
+                return BulkOutcome("completed", op_id, root_count=root_count)
             self._sleep(self.settings.bulk_poll_seconds)
             node = self._status(op_id) or {}
         return BulkOutcome(

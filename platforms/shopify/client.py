@@ -7,8 +7,10 @@
   these are retried (tenacity) up to `max_attempts`.
 - 401/403 and other GraphQL errors are not retried: they will not fix themselves.
 
-The access token goes in the X-Shopify-Access-Token header of API calls only; bulk result
-files are downloaded from their signed URLs by a separate client that never sends it.
+The access token (platforms.shopify.auth: static, or renewed before it expires) goes in the
+X-Shopify-Access-Token header of API calls only; a 401 renews a client-credentials token
+once and sends the query again. Bulk result files are downloaded from their signed URLs by
+a separate client that never sends the token.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
+from platforms.shopify.auth import AccessTokens, admin_base
 from platforms.shopify.errors import ShopifyAuthError, ShopifyError
 from platforms.shopify.settings import ShopConnection, ShopifySettings
 from platforms.shopify.throttle import CostBucket
@@ -67,6 +70,7 @@ class ShopifyClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         bucket: CostBucket | None = None,
+        tokens: AccessTokens | None = None,
     ) -> None:
         self.connection = connection
         self.settings = settings
@@ -74,16 +78,13 @@ class ShopifyClient:
         # model, so a new client does not start blind and spend past the sync's share.
         self.bucket = bucket or CostBucket(share=settings.bucket_share, clock=clock)
         self._sleep = sleep
-        base = (settings.base_url or "https://{domain}").replace("{domain}", connection.domain)
-        self.endpoint = f"{base.rstrip('/')}/admin/api/{connection.api_version}/graphql.json"
+        self.tokens = tokens or AccessTokens(connection, settings, clock=clock)
+        base = admin_base(settings, connection.domain)
+        self.endpoint = f"{base}/admin/api/{connection.api_version}/graphql.json"
         timeout = httpx.Timeout(settings.request_timeout_seconds)
         self._http = httpx.Client(
             timeout=timeout,
-            headers={
-                "X-Shopify-Access-Token": connection.token,
-                "Content-Type": "application/json",
-                "Accept": "application/json",
-            },
+            headers={"Content-Type": "application/json", "Accept": "application/json"},
         )
         # Signed result URLs need no credentials: never send the token to their host.
         self._downloads = httpx.Client(timeout=timeout, follow_redirects=True)
@@ -134,10 +135,7 @@ class ShopifyClient:
         if wait > 0:
             log.debug("%s: waiting %.2fs for the cost bucket", operation, wait)
             self._sleep(wait)
-        try:
-            response = self._http.post(self.endpoint, json=payload)
-        except httpx.TransportError as exc:
-            raise _Retry(f"{type(exc).__name__}: {exc}") from exc
+        response = self._send(payload)
         self._check_status(operation, response)
         try:
             body = response.json()
@@ -149,6 +147,23 @@ class ShopifyClient:
         if errors:
             self._raise_for_errors(operation, errors, cost)
         return body.get("data") or {}
+
+    def _send(self, payload: dict[str, Any]) -> httpx.Response:
+        """POST `payload` with the current token; once more with a new one on a 401."""
+        token = self.tokens.current()
+        response = self._post_with(token, payload)
+        if response.status_code == 401 and self.tokens.renew(token):
+            log.info("%s: token refused (HTTP 401): renewed it, sending again", self.endpoint)
+            response = self._post_with(self.tokens.current(), payload)
+        return response
+
+    def _post_with(self, token: str, payload: dict[str, Any]) -> httpx.Response:
+        try:
+            return self._http.post(
+                self.endpoint, json=payload, headers={"X-Shopify-Access-Token": token}
+            )
+        except httpx.TransportError as exc:
+            raise _Retry(f"{type(exc).__name__}: {exc}") from exc
 
     def _check_status(self, operation: str, response: httpx.Response) -> None:
         status = response.status_code

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
 
+from platforms.shopify.auth import shared_tokens
 from platforms.shopify.backfill import backfill_pages, start_cursor
 from platforms.shopify.client import ShopifyClient
 from platforms.shopify.cursor import BackfillCursor, decode
@@ -49,6 +50,9 @@ class ShopifyConnector:
         self._sleep = sleep
         self._clock = clock
         self._bucket = CostBucket(share=settings.bucket_share, clock=clock)
+        # Clients of this connector, and of the process's other connectors of the same app
+        # and shop, share one client-credentials token.
+        self.tokens = shared_tokens(connection, settings, clock=clock)
 
     @classmethod
     def for_store(cls, settings: Settings, store: Store) -> ShopifyConnector:
@@ -66,6 +70,7 @@ class ShopifyConnector:
             sleep=self._sleep,
             clock=self._clock,
             bucket=self._bucket,
+            tokens=self.tokens,
         )
 
     def changes(self, dataset: str, cursor: str | None) -> Iterator[ChangePage]:

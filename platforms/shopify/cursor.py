@@ -1,22 +1,27 @@
 """Sync cursors: what a Shopify sync needs to resume, as an opaque JSON string.
 
 Two phases:
-- backfill: created_at windows [lo, lo + span) walked up to `end` (when the backfill
-  began); `after` is the last parent id emitted in the current window, `op` the bulk
-  operation whose result is being emitted (re-downloaded on resume while it is valid).
+- backfill: the created_at windows [lo, hi) still to emit, in order, up to `end` (when the
+  backfill began). Each window remembers the last parent id emitted from it (`after`) and
+  the bulk operation that exports it (`op`), so a resumed backfill adopts operations still
+  running or re-downloads finished ones, and never emits a record twice.
 - incremental: `since` is when the last completed run began; a run in progress keeps its
-  lower bound, start time and the page cursor reached, so a resume continues that run.
+  lower bound, start time, the page cursor reached and how many records of its window it
+  emitted (for the completeness check), so a resume continues that run.
+
+Version 1 cursors (one window walked by `lo` and `span`) are read as that window and the
+rest of the range.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from quarry.errors import InvalidRequest
 
-VERSION = 1
+VERSION = 2
 
 
 def iso(moment: datetime) -> str:
@@ -29,12 +34,19 @@ def parse_time(value: str) -> datetime:
 
 
 @dataclass(frozen=True)
-class BackfillCursor:
-    end: str
+class Window:
+    """created_at in [lo, hi); `after`: last parent id emitted; `op`: its bulk operation."""
+
     lo: str
-    span: int
+    hi: str
     after: int | None = None
     op: str | None = None
+
+
+@dataclass(frozen=True)
+class BackfillCursor:
+    end: str
+    windows: tuple[Window, ...]
 
 
 @dataclass(frozen=True)
@@ -43,6 +55,7 @@ class IncrementalCursor:
     run_from: str | None = None
     run_until: str | None = None
     page_after: str | None = None
+    emitted: int = 0
 
 
 Cursor = BackfillCursor | IncrementalCursor
@@ -58,10 +71,21 @@ def decode(value: str) -> Cursor:
     try:
         doc = json.loads(value)
         phase = doc.pop("phase")
-        if doc.pop("v") != VERSION:
+        version = doc.pop("v")
+        if version not in (1, VERSION):
             raise ValueError("unknown version")
+        if phase == "backfill" and version == 1:
+            # Version 1 walked [lo, lo + span) up to end; `after` and `op` belong to that
+            # window only, the rest of the range is a window of its own.
+            lo, end = parse_time(doc["lo"]), parse_time(doc["end"])
+            hi = min(end, lo + timedelta(seconds=int(doc["span"])))
+            windows = [Window(doc["lo"], iso(hi), doc.get("after"), doc.get("op"))]
+            if hi < end:
+                windows.append(Window(iso(hi), doc["end"]))
+            return BackfillCursor(end=doc["end"], windows=tuple(windows))
         if phase == "backfill":
-            return BackfillCursor(**doc)
+            windows = tuple(Window(**w) for w in doc["windows"])
+            return BackfillCursor(end=doc["end"], windows=windows)
         if phase == "incremental":
             return IncrementalCursor(**doc)
         raise ValueError(f"unknown phase {phase!r}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from platforms.base import IncompleteSync
 from quarry.errors import QuarryError
 
 
@@ -21,3 +22,11 @@ class ShopifyAuthError(ShopifyError):
     """The token was refused (401) or lacks an access scope (403, ACCESS_DENIED)."""
 
     title: str = "Shopify access refused"
+
+
+@dataclass
+class ShopifyIncompleteError(IncompleteSync):
+    """Shopify's own counts disagree with the records read, twice (docs/shopify.md,
+    "Completeness")."""
+
+    title: str = "Shopify sync incomplete"

@@ -117,10 +117,22 @@ class DatasetQueries:
         )
 
     def count_query(self) -> str:
-        # limit: null, or Shopify stops counting at 10,000.
+        """How many records match `$query` (all when null). limit: null, or Shopify stops
+        counting at 10,000; `precision` says whether the count is EXACT."""
         return (
-            f"query Quarry{self.type_name}Count "
-            f"{{ {self.count_field}(limit: null) {{ count precision }} }}"
+            f"query Quarry{self.type_name}Count($query: String) "
+            f"{{ {self.count_field}(query: $query, limit: null) {{ count precision }} }}"
+        )
+
+    def nodes_query(self) -> str:
+        """Parents by id, shaped as in page_query (re-read after a child-only change)."""
+        children = " ".join(
+            f"{c.field}(first: {c.page}) {{ {PAGE_INFO} nodes {{ {c.fields} }} }}"
+            for c in self.children
+        )
+        return (
+            f"query Quarry{self.type_name}Nodes($ids: [ID!]!) "
+            f"{{ nodes(ids: $ids) {{ ... on {self.type_name} {{ {self.fields} {children} }} }} }}"
         )
 
 
@@ -195,6 +207,32 @@ DATASETS: dict[str, DatasetQueries] = {
 
 SHOP = "query QuarryShop { shop { name currencyCode ianaTimezone createdAt } }"
 
+# Order events that change an order's children without changing the order's updatedAt
+# (BasicEvent "Refund" and "Fulfillment" categories, shopify.dev/docs/api/admin-graphql/
+# latest/objects/BasicEvent): the orders they name are read again by id.
+CHILD_CHANGE_ACTIONS = frozenset(
+    {
+        "refund_success",
+        "refund_pending",
+        "refund_failure",
+        "fulfillment_success",
+        "fulfillment_cancelled",
+        "fulfillment_updated",
+        "restock_line_items",
+    }
+)
+EVENTS = (
+    "query QuarryEvents($first: Int!, $after: String, $query: String!) "
+    "{ events(first: $first, after: $after, query: $query, sortKey: CREATED_AT) "
+    f"{{ {PAGE_INFO} nodes {{ ... on BasicEvent "
+    "{ id action createdAt subjectId subjectType } } } }"
+)
+WEBHOOK_SUBSCRIBE = (
+    "mutation QuarryWebhookSubscribe($topic: WebhookSubscriptionTopic!, $uri: String!) "
+    "{ webhookSubscriptionCreate(topic: $topic, webhookSubscription: { uri: $uri }) "
+    "{ webhookSubscription { id topic uri } userErrors { field message } } }"
+)
+
 # Deletions: the `events` connection (API 2024-10+) records `destroy` actions for orders,
 # customers, products and draft orders alike; `deletionEvents` is deprecated and covers
 # products and collections only. Events are kept for one year.
@@ -209,10 +247,21 @@ BULK_RUN = (
     "mutation QuarryBulkRun($query: String!) { bulkOperationRunQuery(query: $query) "
     "{ bulkOperation { id status } userErrors { field message code } } }"
 )
-# node(id:) rather than bulkOperation(id:): the latter only exists from API 2026-01.
+BULK_FIELDS = "id status errorCode objectCount rootObjectCount url partialDataUrl createdAt"
+# bulkOperation(id:) from API 2026-01 (shopify.dev/changelog/new-queries-for-bulk-operations);
+# node(id:) for stores pinned to an older version.
+BULK_OPERATION = (
+    f"query QuarryBulkOperation($id: ID!) {{ bulkOperation(id: $id) {{ {BULK_FIELDS} }} }}"
+)
 BULK_STATUS = (
     "query QuarryBulkStatus($id: ID!) { node(id: $id) { ... on BulkOperation "
-    "{ id status errorCode objectCount rootObjectCount url partialDataUrl createdAt } } }"
+    f"{{ {BULK_FIELDS} }} }} }}"
+)
+# Our running bulk queries (2026-01+), to adopt one an interrupted sync started; it replaces
+# currentBulkOperation, which returns only one and is deprecated.
+RUNNING_BULK_OPERATIONS = (
+    "query QuarryBulkOperations($first: Int!, $query: String!) "
+    "{ bulkOperations(first: $first, query: $query) { nodes { id status query } } }"
 )
 BULK_CANCEL = (
     "mutation QuarryBulkCancel($id: ID!) { bulkOperationCancel(id: $id) "

@@ -5,8 +5,10 @@ Two kinds of settings, kept apart on purpose:
 - `ShopifySettings`: how Quarry talks to Shopify at all (API version default, base address
   override for tests, share of the rate-limit bucket, lookback, bulk wait cap). Read from
   QUARRY_SHOPIFY_* when a connector or command is built, never at import.
-- `ShopConnection`: what identifies one store (myshopify domain, Admin API access token, API
-  version). Stored encrypted in Store.connection_secret with quarry.crypto.SecretBox.
+- `ShopConnection`: what identifies one store (myshopify domain, API version, and either the
+  client id and secret of a Dev Dashboard app, which obtain expiring access tokens through
+  the client-credentials grant, or the static `shpat_` token of an older custom app).
+  Stored encrypted in Store.connection_secret with quarry.crypto.SecretBox.
 """
 
 from __future__ import annotations
@@ -22,9 +24,15 @@ from quarry.crypto import SecretBox
 from quarry.errors import ConfigurationError, InvalidRequest
 from quarry.settings import read_environment
 
-# A current stable Admin API version. Shopify supports each version for about a year, so
-# the default is a setting (QUARRY_SHOPIFY_API_VERSION) and a per-store override.
-DEFAULT_API_VERSION = "2025-10"
+# The newest stable Admin API version (2026-10, stable since 1 October 2026, supported until
+# October 2027: shopify.dev/changelog/release-notes/2026-10). Shopify supports each version
+# for about a year, so the default is a setting (QUARRY_SHOPIFY_API_VERSION) and a
+# per-store override.
+DEFAULT_API_VERSION = "2026-10"
+# From this version a shop runs up to five bulk query operations at once and answers
+# `bulkOperation(id:)`; older versions run one at a time (platforms.shopify.bulk).
+CONCURRENT_BULK_VERSION = "2026-01"
+SHOPIFY_MAX_CONCURRENT_BULK = 5
 
 _DOMAIN = re.compile(r"^[a-z0-9][a-z0-9-]{0,99}\.myshopify\.com$")
 _VERSION = re.compile(r"^(\d{4}-(01|04|07|10)|unstable)$")
@@ -58,6 +66,16 @@ class ShopifySettings(BaseSettings):
     max_attempts: int = Field(default=10, ge=1)
     backoff_seconds: float = Field(default=1.0, ge=0)
     backoff_max_seconds: float = Field(default=60, ge=0)
+    # Bulk query operations a backfill runs at once (API 2026-01+; older versions run one).
+    bulk_concurrency: int = Field(default=SHOPIFY_MAX_CONCURRENT_BULK, ge=1, le=5)
+    # A client-credentials token is renewed this long before Shopify says it expires, so a
+    # query never goes out with a token that dies in flight.
+    token_refresh_margin_seconds: float = Field(default=300, ge=0)
+    # Webhooks of one store within this many seconds start one incremental sync.
+    webhook_debounce_seconds: float = Field(default=60, ge=0)
+    # The public address Shopify delivers webhooks to (https://quarry.example.com); unset
+    # means `quarry stores add` subscribes to none (docs/shopify.md, "Webhooks").
+    webhook_url: str | None = None
 
 
 def load_shopify_settings(**overrides: Any) -> ShopifySettings:
@@ -80,6 +98,11 @@ def normalize_domain(value: str, field: str = "domain") -> str:
     return domain
 
 
+def supports_concurrent_bulk(api_version: str) -> bool:
+    """Whether `api_version` runs several bulk queries at once and has bulkOperation(id:)."""
+    return api_version == "unstable" or api_version >= CONCURRENT_BULK_VERSION
+
+
 def check_api_version(value: str, field: str = "api_version") -> str:
     if not _VERSION.match(value):
         raise InvalidRequest(
@@ -91,20 +114,46 @@ def check_api_version(value: str, field: str = "api_version") -> str:
 
 @dataclass(frozen=True)
 class ShopConnection:
-    """How to reach one store. `repr` hides the token so it never lands in a log."""
+    """How to reach one store: a static `token`, or `client_id` and `client_secret` that
+    obtain expiring tokens (client-credentials grant). `repr` hides every secret so none
+    lands in a log."""
 
     domain: str
-    token: str
+    token: str | None
     api_version: str
+    client_id: str | None = None
+    client_secret: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.token and not (self.client_id and self.client_secret):
+            raise ConfigurationError(
+                f"{self.domain}: a Shopify connection needs an access token, or a client id "
+                "and client secret"
+            )
+
+    @property
+    def uses_client_credentials(self) -> bool:
+        """A static token wins: an older custom app may also keep its API secret here, only
+        to verify the webhooks it signs."""
+        return bool(self.client_id and self.client_secret and not self.token)
 
     def __repr__(self) -> str:
-        return f"ShopConnection(domain={self.domain!r}, api_version={self.api_version!r})"
+        kind = "client_credentials" if self.uses_client_credentials else "static_token"
+        return (
+            f"ShopConnection(domain={self.domain!r}, api_version={self.api_version!r}, "
+            f"auth={kind!r})"
+        )
 
     def seal(self, box: SecretBox) -> str:
         """The encrypted document for Store.connection_secret."""
-        return box.seal(
-            {"domain": self.domain, "token": self.token, "api_version": self.api_version}
-        )
+        doc = {"domain": self.domain, "api_version": self.api_version}
+        if self.token:
+            doc["token"] = self.token
+        if self.client_id:
+            doc["client_id"] = self.client_id
+        if self.client_secret:
+            doc["client_secret"] = self.client_secret
+        return box.seal(doc)
 
     @classmethod
     def open(cls, box: SecretBox, secret: str | None, default_version: str) -> ShopConnection:
@@ -114,8 +163,10 @@ class ShopConnection:
         try:
             return cls(
                 domain=doc["domain"],
-                token=doc["token"],
+                token=doc.get("token"),
                 api_version=doc.get("api_version") or default_version,
+                client_id=doc.get("client_id"),
+                client_secret=doc.get("client_secret"),
             )
         except KeyError as exc:
             raise ConfigurationError(f"Shopify connection settings lack {exc}") from exc

@@ -44,7 +44,9 @@ def test_checks_pass_then_catch_a_duplicated_id(
     passed = _passed(instance, good.run_id)
     assert passed[("orders", "matches_platform")] is True
     assert ("order_lines", "valid_keys") in passed and ("sales", "valid_keys") in passed
-    assert len(passed) == 9 + 4 and all(passed.values())
+    # valid_keys of 9 tables, matches_platform and complete of the 4 parent tables.
+    assert passed[("orders", "complete")] is True
+    assert len(passed) == 9 + 4 + 4 and all(passed.values())
     assert all(_passed(instance, rates.run_id).values())
 
     with registry.session() as session:

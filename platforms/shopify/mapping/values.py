@@ -19,6 +19,10 @@ FULFILLMENT = {
     "FULFILLED": "fulfilled",
     "PARTIALLY_FULFILLED": "partial",
     "RESTOCKED": "restocked",
+    # New in API 2026-10 for orders with nothing left to fulfill (fully cancelled or
+    # refunded first); earlier versions said UNFULFILLED, and so does the warehouse, so
+    # moving a store to 2026-10 does not change what its rows mean.
+    "FULFILLMENT_NOT_REQUIRED": "unfulfilled",
 }
 # Where channelInformation is missing, the order's sourceName says where it came from.
 SOURCE_CHANNELS = {

@@ -43,8 +43,13 @@ def fast_settings(fake: FakeShopifyServer, **overrides: Any) -> ShopifySettings:
 
 @pytest.fixture
 def make_connector(fake: FakeShopifyServer) -> Callable[..., ShopifyConnector]:
-    def make(*, now: Callable[[], datetime] | None = None, **overrides: Any) -> ShopifyConnector:
-        connection = ShopConnection(DOMAIN, TOKEN, "2025-10")
+    def make(
+        *,
+        now: Callable[[], datetime] | None = None,
+        api_version: str = "2025-10",
+        **overrides: Any,
+    ) -> ShopifyConnector:
+        connection = ShopConnection(DOMAIN, TOKEN, api_version)
         settings = fast_settings(fake, **overrides)
         if now is None:
             return ShopifyConnector(STORE_ID, connection, "EUR", settings)

@@ -8,9 +8,18 @@ named operations (QuarryOrderPage, QuarryBulkRun, ...) and reads their variables
 the documented shapes: `data`, `errors` with `extensions.code`, and `extensions.cost` with a
 leaky-bucket `throttleStatus`.
 
+The 2026 protocol: the client-credentials token endpoint (POST /admin/oauth/access_token,
+form-encoded) issuing tokens that expire after `token_lifetime` seconds; up to five bulk
+query operations running at once from API 2026-01 (one before), read by
+`bulkOperation(id:)` (2026-01+) or `node(id:)`, listed by `bulkOperations`; `rootObjectCount`
+and `objectCount`; count queries with a search filter and `precision`; Order events for
+refunds and fulfillments; webhook subscriptions.
+
 Knobs for tests: `inject` (next responses: "429", "500", "throttled"), `bulk_plan`
-(behaviour of the next bulk operations), `bulk_polls_running`, the bucket size and restore
-rate, and helpers to update and delete records.
+(behaviour of the next bulk operations, e.g. "drop:1" serves a file missing one parent
+while rootObjectCount still counts it), `drop_pages` (paged queries leave out this many
+records while counts still include them), `bulk_polls_running`, the bucket size and
+restore rate, `revoke_tokens()`, and helpers to update, delete and refund records.
 """
 
 from __future__ import annotations
@@ -20,12 +29,15 @@ import base64
 import copy
 import json
 import re
+import secrets
 import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 import uvicorn
 from starlette.applications import Starlette
@@ -35,7 +47,10 @@ from starlette.routing import Route
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TOKEN = "shpat_fake_0123456789abcdef"
-VERSIONS = ("2025-07", "2025-10", "2026-01")
+CLIENT_ID = "quarry-fake-client-id"
+CLIENT_SECRET = "quarry-fake-client-secret"
+VERSIONS = ("2025-07", "2025-10", "2026-01", "2026-04", "2026-07", "2026-10")
+RUNNING_STATES = ("CREATED", "RUNNING", "CANCELING")
 MAX_QUERY_COST = 1000
 
 
@@ -197,6 +212,12 @@ class FakeShopify:
     retry_after: str = "0.2"
     bulk_plan: list[str] = field(default_factory=list)
     base_url: str = ""
+    client_id: str = CLIENT_ID
+    client_secret: str = CLIENT_SECRET
+    token_lifetime: float = 86399.0
+    drop_pages: int = 0
+    # Records bulk exports leave out altogether (rootObjectCount agrees); counts include them.
+    hidden_from_bulk: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         data = json.loads((FIXTURES / "shop.json").read_text())
@@ -211,6 +232,10 @@ class FakeShopify:
         self.bucket_at = self._now()
         self.log: list[dict[str, Any]] = []
         self.downloads: list[dict[str, str]] = []
+        self.issued: dict[str, float] = {}  # client-credentials token -> expiry (monotonic)
+        self.token_requests: list[dict[str, str]] = []
+        self.max_running = 0  # most bulk operations seen running at once
+        self.webhook_subscriptions: list[dict[str, Any]] = []
 
     # -- test helpers --------------------------------------------------------------------
 
@@ -232,20 +257,73 @@ class FakeShopify:
             type_name = gid.split("/")[3]
             root = ROOTS[type_name]
             self.records[root.name] = [r for r in self.records[root.name] if r["id"] != gid]
-            n = len(self.events) + 1
-            self.events.append(
-                {
-                    "id": f"gid://shopify/BasicEvent/{90000 + n}",
-                    "action": "destroy",
-                    "createdAt": at,
-                    "subjectId": gid,
-                    "subjectType": root.subject,
-                }
-            )
+            self._event("destroy", at, gid, root.subject)
 
     def add(self, root: str, record: dict[str, Any]) -> None:
         with self.lock:
             self.records[root].append(as_lists(record))
+
+    def refund(self, order_gid: str, refund: dict[str, Any], at: str) -> None:
+        """A refund on an order that leaves the order's updatedAt alone, recorded as an
+        Order event (`refund_success`) the way Shopify's event log records it."""
+        with self.lock:
+            order = self.find(order_gid)
+            assert order is not None, order_gid
+            order.setdefault("refunds", []).append(as_lists(refund))
+            self._event("refund_success", at, order_gid, "ORDER")
+
+    def _event(self, action: str, at: str, subject: str, subject_type: str) -> None:
+        n = len(self.events) + 1
+        self.events.append(
+            {
+                "id": f"gid://shopify/BasicEvent/{90000 + n}",
+                "action": action,
+                "createdAt": at,
+                "subjectId": subject,
+                "subjectType": subject_type,
+            }
+        )
+
+    def revoke_tokens(self) -> None:
+        """Every client-credentials token issued so far stops working (as after a secret
+        rotation): the next call with one gets 401."""
+        with self.lock:
+            self.issued.clear()
+
+    def grant(self, form: dict[str, str]) -> Response:
+        """POST /admin/oauth/access_token with grant_type=client_credentials."""
+        with self.lock:
+            self.token_requests.append(dict(form))
+            if form.get("grant_type") != "client_credentials":
+                return JSONResponse({"error": "unsupported_grant_type"}, status_code=400)
+            if form.get("client_id") != self.client_id or not secrets.compare_digest(
+                form.get("client_secret", ""), self.client_secret
+            ):
+                return JSONResponse(
+                    {
+                        "error": "invalid_client",
+                        "error_description": "Client credentials are invalid",
+                    },
+                    status_code=400,
+                )
+            token = f"shpat_cc_{secrets.token_hex(12)}"
+            self.issued[token] = time.monotonic() + self.token_lifetime
+            return JSONResponse(
+                {
+                    "access_token": token,
+                    "scope": "read_orders,read_all_orders,read_customers,read_products,"
+                    "read_draft_orders",
+                    "expires_in": int(self.token_lifetime),
+                }
+            )
+
+    def _token_ok(self, token: str | None) -> bool:
+        if token is None:
+            return False
+        if token == self.token:
+            return True
+        expires = self.issued.get(token)
+        return expires is not None and time.monotonic() < expires
 
     def operations(self) -> list[str]:
         return [entry["operation"] for entry in self.log]
@@ -279,7 +357,9 @@ class FakeShopify:
     # -- GraphQL -------------------------------------------------------------------------
 
     def handle(self, version: str, token: str | None, body: dict[str, Any]) -> Response:
-        if token != self.token:
+        with self.lock:
+            valid = self._token_ok(token)
+        if not valid:
             return JSONResponse(
                 {
                     "errors": "[API] Invalid API key or access token (unrecognized login or "
@@ -331,7 +411,7 @@ class FakeShopify:
                 entry["throttled"] = True
                 return self._throttled(requested)
             try:
-                data = self._data(operation, document, variables)
+                data = self._data(operation, document, variables, version)
             except BadCursor:
                 return JSONResponse(
                     {
@@ -380,23 +460,46 @@ class FakeShopify:
             return 2 + int(first) * CHILD_COSTS[(parent, name)]
         if operation == "QuarryRefundDetails":
             return len(variables["ids"]) * (1 + 2 + 25 * 6 + 2 + 10 * 5)
-        if operation == "QuarryDeletions":
+        if operation in ("QuarryDeletions", "QuarryEvents"):
             return 2 + int(variables["first"])
         return 10
 
-    def _data(self, operation: str, document: str, variables: dict[str, Any]) -> dict[str, Any]:
+    def _data(
+        self, operation: str, document: str, variables: dict[str, Any], version: str
+    ) -> dict[str, Any]:
         if operation == "QuarryShop":
             return {"shop": dict(self.shop)}
         if operation.endswith("Page"):
             return self._page(ROOTS[operation[len("Quarry") : -len("Page")]], document, variables)
+        if operation.endswith("Nodes"):
+            root = ROOTS[operation[len("Quarry") : -len("Nodes")]]
+            nodes = [self.find(gid) for gid in variables["ids"]]
+            return {
+                "nodes": [
+                    self._shape(root, n, document)
+                    if n and n["id"].split("/")[3] == root.type_name
+                    else None
+                    for n in nodes
+                ]
+            }
         if operation.endswith("Count"):
             root = ROOTS[operation[len("Quarry") : -len("Count")]]
-            return {root.count_field: {"count": len(self.records[root.name]), "precision": "EXACT"}}
+            search = variables.get("query")
+            count = sum(1 for r in self.records[root.name] if matches(r, search))
+            return {root.count_field: {"count": count, "precision": "EXACT"}}
+        if operation == "QuarryWebhookSubscribe":
+            sub = {
+                "id": f"gid://shopify/WebhookSubscription/{len(self.webhook_subscriptions) + 1}",
+                "topic": variables["topic"],
+                "uri": variables["uri"],
+            }
+            self.webhook_subscriptions.append(sub)
+            return {"webhookSubscriptionCreate": {"webhookSubscription": sub, "userErrors": []}}
         if operation.startswith("QuarryMore"):
             return self._more(document, variables)
         if operation == "QuarryRefundDetails":
             return self._refund_details(variables["ids"])
-        if operation == "QuarryDeletions":
+        if operation in ("QuarryDeletions", "QuarryEvents"):
             chunk, info = page(
                 [e for e in self.events if matches(e, variables["query"])],
                 int(variables["first"]),
@@ -405,9 +508,23 @@ class FakeShopify:
             )
             return {"events": {"pageInfo": info, "nodes": copy.deepcopy(chunk)}}
         if operation == "QuarryBulkRun":
-            return self._bulk_run(variables["query"])
+            return self._bulk_run(variables["query"], version)
         if operation == "QuarryBulkStatus":
             return {"node": self._bulk_status(variables["id"])}
+        if operation == "QuarryBulkOperation":
+            if version < "2026-01":
+                raise AssertionError("bulkOperation(id:) does not exist before 2026-01")
+            return {"bulkOperation": self._bulk_status(variables["id"])}
+        if operation == "QuarryBulkOperations":
+            if version < "2026-01":
+                raise AssertionError("bulkOperations does not exist before 2026-01")
+            wanted = str(variables.get("query") or "")
+            ops = [
+                {"id": o.id, "status": o.status, "query": o.query}
+                for o in reversed(list(self.ops.values()))
+                if "status:running" not in wanted or o.status in RUNNING_STATES
+            ]
+            return {"bulkOperations": {"nodes": ops[: int(variables["first"])]}}
         if operation == "QuarryBulkCancel":
             op = self.ops[variables["id"]]
             op.cancelled = True
@@ -439,6 +556,10 @@ class FakeShopify:
     def _page(self, root: Root, document: str, variables: dict[str, Any]) -> dict[str, Any]:
         items = [r for r in self.records[root.name] if matches(r, variables.get("query"))]
         chunk, info = page(items, int(variables["first"]), variables.get("after"), by_updated)
+        if self.drop_pages and chunk:
+            # A search index that lost records: the page skips them, counts do not.
+            self.drop_pages -= 1
+            chunk = chunk[1:]
         return {
             root.name: {"pageInfo": info, "nodes": [self._shape(root, r, document) for r in chunk]}
         }
@@ -477,9 +598,11 @@ class FakeShopify:
 
     # -- bulk operations -----------------------------------------------------------------
 
-    def _bulk_run(self, query: str) -> dict[str, Any]:
-        running = [o for o in self.ops.values() if o.status in ("CREATED", "RUNNING", "CANCELING")]
-        if running:
+    def _bulk_run(self, query: str, version: str = "2026-10") -> dict[str, Any]:
+        running = [o for o in self.ops.values() if o.status in RUNNING_STATES]
+        # From 2026-01 an app runs up to five bulk queries per shop at once, before one.
+        allowed = 5 if version >= "2026-01" else 1
+        if len(running) >= allowed:
             return {
                 "bulkOperationRunQuery": {
                     "bulkOperation": None,
@@ -497,13 +620,19 @@ class FakeShopify:
         assert match, query
         root = BY_ROOT[match.group(1)]
         records = sorted(
-            (r for r in self.records[root.name] if matches(r, match.group(2))), key=by_id
+            (
+                r
+                for r in self.records[root.name]
+                if matches(r, match.group(2)) and r["id"] not in self.hidden_from_bulk
+            ),
+            key=by_id,
         )
         n = len(self.ops) + 1
         op_id = f"gid://shopify/BulkOperation/{n}"
         behaviour = self.bulk_plan.pop(0) if self.bulk_plan else "complete"
         lines, roots = self._jsonl(root, records, behaviour)
         self.ops[op_id] = BulkOp(op_id, query, root, behaviour, lines, roots)
+        self.max_running = max(self.max_running, len(running) + 1)
         return {
             "bulkOperationRunQuery": {
                 "bulkOperation": {"id": op_id, "status": "CREATED"},
@@ -517,9 +646,15 @@ class FakeShopify:
         """Parents first, then every child line with its __parentId (ungrouped output).
         `timeout_partial:K` keeps K complete parents plus one without its children."""
         keep = len(records)
+        roots = len(records)
         if behaviour.startswith("timeout_partial:"):
             keep = int(behaviour.split(":")[1])
             records = records[: keep + 1]
+            roots = len(records)
+        if behaviour.startswith("drop:"):
+            # The file loses parents that rootObjectCount still counts.
+            records = records[int(behaviour.split(":")[1]) :]
+            keep = len(records)
         parents, children = [], []
         for i, record in enumerate(records):
             node = copy.deepcopy(record)
@@ -531,7 +666,7 @@ class FakeShopify:
                 for name in REFUND_CHILDREN:
                     refund.pop(name, None)
             parents.append(node)
-        return [json.dumps(x) for x in parents + children], len(records)
+        return [json.dumps(x) for x in parents + children], roots
 
     def _bulk_status(self, op_id: str) -> dict[str, Any] | None:
         op = self.ops.get(op_id)
@@ -564,7 +699,7 @@ class FakeShopify:
         if op.status == "COMPLETED":
             op.url_polls += 1
             no_url = op.behaviour == "no_url" or (op.behaviour == "late_url" and op.url_polls == 1)
-            if not no_url and op.lines:
+            if not no_url and op.roots:
                 node["url"] = f"{self.base_url}/bulk/{number}.jsonl"
         elif op.status == "FAILED":
             code = {
@@ -619,10 +754,17 @@ class FakeShopifyServer:
         async def bulk_file(request: Request) -> Response:
             return shop.bulk_file(request.path_params["name"], dict(request.headers))
 
+        async def access_token(request: Request) -> Response:
+            # Form-encoded, as Shopify's token endpoint takes it (parsed here without
+            # python-multipart, which Starlette's request.form() would need).
+            form = dict(parse_qsl((await request.body()).decode()))
+            return shop.grant(form)
+
         return Starlette(
             routes=[
                 Route("/admin/api/{version}/graphql.json", graphql, methods=["POST"]),
                 Route("/bulk/{name}", bulk_file, methods=["GET"]),
+                Route("/admin/oauth/access_token", access_token, methods=["POST"]),
             ]
         )
 

@@ -45,7 +45,7 @@ def test_children_arrive_with_their_parent(make_connector):
 def test_cursor_is_json(make_connector):
     page = next(iter(make_connector(page_rows=1).changes("customers", None)))
     doc = json.loads(page.cursor)
-    assert doc["phase"] == "backfill" and doc["after"] == 501
+    assert doc["phase"] == "backfill" and doc["windows"][0]["after"] == 501
 
 
 def test_many_refunds_and_long_refunds_are_fetched_whole(make_connector, fake):
@@ -75,3 +75,32 @@ def test_many_refunds_and_long_refunds_are_fetched_whole(make_connector, fake):
     assert operations.count("QuarryRefundDetails") == 2
     assert "QuarryMoreRefundRefundLineItems" in operations
     assert not any("MAX_COST" in str(e) for e in fake.shop.log)
+
+
+def test_a_version_1_backfill_cursor_is_read_as_its_window_and_the_rest():
+    from platforms.shopify.cursor import BackfillCursor, Window
+
+    old = json.dumps(
+        {
+            "v": 1,
+            "phase": "backfill",
+            "end": "2024-06-01T00:00:00Z",
+            "lo": "2024-01-01T00:00:00Z",
+            "span": 86400,
+            "after": 1001,
+            "op": "gid://shopify/BulkOperation/9",
+        }
+    )
+    # `after` applies to the window [lo, lo + span) only.
+    assert decode(old) == BackfillCursor(
+        end="2024-06-01T00:00:00Z",
+        windows=(
+            Window(
+                "2024-01-01T00:00:00Z",
+                "2024-01-02T00:00:00Z",
+                1001,
+                "gid://shopify/BulkOperation/9",
+            ),
+            Window("2024-01-02T00:00:00Z", "2024-06-01T00:00:00Z"),
+        ),
+    )

@@ -116,3 +116,10 @@ def test_a_running_operation_of_ours_is_adopted(make_connector, fake):
 
     assert_orders_complete(pages)
     assert len(fake.shop.ops) == 1
+
+
+def test_access_denied_is_reported_in_parallel_too(make_connector, fake):
+    fake.shop.bulk_polls_running = 0  # the operation has failed by the first poll
+    fake.shop.bulk_plan = ["access_denied"]
+    with pytest.raises(ShopifyAuthError, match="scope"):
+        list(make_connector(api_version="2026-10").changes("orders", None))

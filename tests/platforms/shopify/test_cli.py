@@ -65,7 +65,7 @@ def test_add_fetches_the_shop_and_seals_the_token(app, account_id, fake, caplog)
         assert SecretBox(app.settings.fernet_keys).open(secret) == {
             "domain": "quarry-test.myshopify.com",
             "token": TOKEN,
-            "api_version": "2025-10",
+            "api_version": "2026-10",
         }
         connector = connector_for(app.settings, store)
     assert isinstance(connector, ShopifyConnector)
@@ -152,3 +152,100 @@ def test_a_refused_token_creates_no_store(app, account_id, monkeypatch):
     assert "shpat_not_the_right_one" not in str(result.exception)
     with app.registry.session() as session:
         assert list_stores(session, account_id) == []
+
+
+def test_add_with_client_credentials_seals_them_and_subscribes_webhooks(
+    app, account_id, fake, monkeypatch, caplog
+):
+    from tests.platforms.shopify.fake_shopify import CLIENT_ID, CLIENT_SECRET
+
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setenv("SHOP_CLIENT_ID", CLIENT_ID)
+    monkeypatch.setenv("SHOP_CLIENT_SECRET", CLIENT_SECRET)
+    monkeypatch.setenv("QUARRY_SHOPIFY_WEBHOOK_URL", "https://quarry.example.com/")
+    result = invoke(
+        app,
+        "--account",
+        account_id,
+        "--platform",
+        "shopify",
+        "--domain",
+        "quarry-test.myshopify.com",
+        "--client-id-env",
+        "SHOP_CLIENT_ID",
+        "--client-secret-env",
+        "SHOP_CLIENT_SECRET",
+        "--json",
+    )
+    assert result.exit_code == 0, result.output
+    assert CLIENT_SECRET not in result.output and CLIENT_SECRET not in caplog.text
+    assert len(fake.shop.token_requests) == 1
+    with app.registry.session() as session:
+        (store,) = list_stores(session, account_id)
+        assert CLIENT_SECRET not in (store.connection_secret or "")
+        doc = SecretBox(app.settings.fernet_keys).open(store.connection_secret)
+        connector = connector_for(app.settings, store)
+    assert doc == {
+        "domain": "quarry-test.myshopify.com",
+        "api_version": "2026-10",
+        "client_id": CLIENT_ID,
+        "client_secret": CLIENT_SECRET,
+    }
+    assert connector.count("orders") == 3  # a token of its own, obtained on first use
+    subscriptions = fake.shop.webhook_subscriptions
+    assert {s["uri"] for s in subscriptions} == {"https://quarry.example.com/webhooks/shopify"}
+    assert {"ORDERS_UPDATED", "REFUNDS_CREATE", "CUSTOMERS_UPDATE"} <= {
+        s["topic"] for s in subscriptions
+    }
+
+
+def test_wrong_client_secret_creates_no_store(app, account_id, monkeypatch):
+    from tests.platforms.shopify.fake_shopify import CLIENT_ID
+
+    monkeypatch.setenv("SHOP_CLIENT_ID", CLIENT_ID)
+    monkeypatch.setenv("SHOP_CLIENT_SECRET", "wrong-secret")
+    result = invoke(
+        app,
+        "--account",
+        account_id,
+        "--platform",
+        "shopify",
+        "--domain",
+        "quarry-test.myshopify.com",
+        "--client-id-env",
+        "SHOP_CLIENT_ID",
+        "--client-secret-env",
+        "SHOP_CLIENT_SECRET",
+    )
+    assert isinstance(result.exception, ShopifyAuthError)
+    assert "wrong-secret" not in str(result.exception)
+    with app.registry.session() as session:
+        assert list_stores(session, account_id) == []
+
+
+def test_credentials_must_be_one_kind(app, account_id):
+    result = invoke(
+        app,
+        "--account",
+        account_id,
+        "--platform",
+        "shopify",
+        "--domain",
+        "quarry-test.myshopify.com",
+    )
+    assert isinstance(result.exception, InvalidRequest)
+    assert "--client-id-env" in str(result.exception)
+    both = invoke(
+        app,
+        "--account",
+        account_id,
+        "--platform",
+        "shopify",
+        "--domain",
+        "quarry-test.myshopify.com",
+        "--token-env",
+        "SHOP_TOKEN",
+        "--client-id-env",
+        "SHOP_TOKEN",
+    )
+    assert isinstance(both.exception, InvalidRequest)

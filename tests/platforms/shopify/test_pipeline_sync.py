@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pyarrow.compute as pc
 import pytest
+from dagster import AssetKey
 
 from pipelines.runner import sync_stores
 from platforms.shopify.cursor import iso
@@ -24,6 +25,7 @@ from registry.db import Registry
 from tests.pipelines.helpers import warehouse_rows
 from tests.platforms.shopify.conftest import DOMAIN, STORE_ID, expected, plain
 from tests.platforms.shopify.fake_shopify import TOKEN
+from tests.platforms.shopify.test_child_changes import REFUND
 from warehouse.schemas import SOURCE_DATASETS
 
 pytestmark = pytest.mark.slow
@@ -92,6 +94,8 @@ def test_a_shopify_store_syncs_into_the_warehouse(settings, registry, fake):
     now = iso(datetime.now(UTC))
     fake.shop.update("gid://shopify/Customer/503", now, firstName="Lea", lastName="Meyer")
     fake.shop.delete("gid://shopify/Order/1003", now)
+    # A refund that leaves the order's updatedAt alone (found through its Order event).
+    fake.shop.refund("gid://shopify/Order/1001", REFUND, now)
     again = sync_stores(settings, registry, [STORE_ID])
     assert all(o.success for o in again), [(o.failed_step, o.error) for o in again]
 
@@ -102,3 +106,40 @@ def test_a_shopify_store_syncs_into_the_warehouse(settings, registry, fake):
         "st_testshop01-o1002",
     ]
     assert all(r["order_id"] != "st_testshop01-o1003" for r in warehouse(settings, "order_lines"))
+    assert "st_testshop01-r7900" in {r["id"] for r in warehouse(settings, "refunds")}
+    assert any(r["refund_id"] == "st_testshop01-r7900" for r in warehouse(settings, "refund_lines"))
+    returns = warehouse_rows(settings, "sales", STORE_ID).to_pylist()
+    assert any(
+        r["order_id"] == "st_testshop01-o1001" and r["event_type"] == "return" for r in returns
+    )
+
+
+def test_an_incomplete_window_fails_the_sync_as_a_blocking_check(settings, registry, fake):
+    """Shopify counts an order no export returns: the orders step fails on its blocking
+    `complete` check, no cursor is saved past the window, and the sales model and the
+    store's snapshot wait."""
+    from dagster import AssetCheckKey
+
+    from pipelines.instance import open_instance
+    from registry.cursors import get_cursor
+
+    fake.shop.hidden_from_bulk = {"gid://shopify/Order/1002"}
+    outcomes = sync_stores(settings, registry, [STORE_ID])
+
+    (store_run,) = [o for o in outcomes if o.name != "exchange rates"]
+    assert not store_run.success
+    assert store_run.failed_step == "sync_orders"
+    with registry.session() as session:
+        assert get_cursor(session, STORE_ID, "orders") is None
+        # Other datasets are not held back by the orders window.
+        assert get_cursor(session, STORE_ID, "customers") is not None
+    with open_instance(settings) as instance:
+        record = instance.event_log_storage.get_latest_asset_check_execution_by_key(
+            [AssetCheckKey(AssetKey("orders"), "complete")]
+        )[AssetCheckKey(AssetKey("orders"), "complete")]
+        evaluation = record.event.dagster_event.event_specific_data  # type: ignore[union-attr]
+        assert evaluation.passed is False
+        assert "Shopify counts" in evaluation.description
+        sales = instance.get_latest_materialization_event(AssetKey("sales"))
+    assert sales is None
+    assert warehouse(settings, "orders") == []  # nothing published for readers

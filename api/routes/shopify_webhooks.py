@@ -1,0 +1,74 @@
+"""POST /webhooks/shopify: Shopify's change notifications, outside /v1 and without an API
+key. Shopify signs each delivery with the app's secret; the verification, duplicate check
+and debounced sync are platforms.shopify.webhooks'."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from api.deps import RegistryDep, SettingsDep
+from api.json import json_response
+from api.openapi import problem_responses
+from platforms.shopify.settings import load_shopify_settings
+from platforms.shopify.webhooks import (
+    WEBHOOK_PATH,
+    LocalMemory,
+    Memory,
+    RedisMemory,
+    SyncTrigger,
+    receive,
+)
+from quarry.crypto import SecretBox
+
+router = APIRouter(tags=["webhooks"])
+
+
+def _memory(request: Request) -> Memory:
+    state = request.app.state
+    if getattr(state, "shopify_webhook_memory", None) is None:
+        url = state.settings.redis_url
+        state.shopify_webhook_memory = RedisMemory(url) if url else LocalMemory()
+    return state.shopify_webhook_memory
+
+
+def _debounce_seconds(request: Request) -> float:
+    # QUARRY_SHOPIFY_* read once per app, on the first delivery (not at import).
+    state = request.app.state
+    if getattr(state, "shopify_webhook_debounce", None) is None:
+        state.shopify_webhook_debounce = load_shopify_settings().webhook_debounce_seconds
+    return float(state.shopify_webhook_debounce)
+
+
+def _trigger(request: Request) -> SyncTrigger:
+    state = request.app.state
+    if getattr(state, "shopify_sync_trigger", None) is None:
+        from pipelines.sync.triggers import DelayedSync
+
+        state.shopify_sync_trigger = DelayedSync(state.settings)
+    return state.shopify_sync_trigger
+
+
+@router.post(WEBHOOK_PATH, status_code=200, responses=problem_responses(401))
+async def shopify_webhook(
+    request: Request, settings: SettingsDep, registry: RegistryDep
+) -> Response:
+    """Verify a Shopify delivery (401 when forged), ignore a repeat of an
+    X-Shopify-Webhook-Id seen in the last 24 hours, and start one incremental sync of the
+    store per debounce window. Answers at once: Shopify waits 5 seconds at most."""
+    body = await request.body()
+    headers = request.headers
+    delivery = await run_in_threadpool(
+        receive,
+        registry=registry,
+        box=SecretBox(settings.fernet_keys),
+        memory=_memory(request),
+        trigger=_trigger(request),
+        debounce_seconds=_debounce_seconds(request),
+        shop_domain=headers.get("x-shopify-shop-domain"),
+        hmac_header=headers.get("x-shopify-hmac-sha256"),
+        webhook_id=headers.get("x-shopify-webhook-id"),
+        body=body,
+    )
+    return json_response({"status": delivery.outcome})

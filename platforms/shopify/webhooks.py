@@ -1,0 +1,190 @@
+"""Shopify webhooks: subscribe a store, verify a delivery, and turn deliveries into one
+debounced incremental sync per store (docs/shopify.md, "Webhooks").
+
+- Verification: Shopify signs the raw body with HMAC-SHA256 keyed by the app's client
+  secret and sends it base64-encoded in X-Shopify-Hmac-SHA256
+  (shopify.dev/docs/apps/build/webhooks/verify-deliveries). The shop is named by
+  X-Shopify-Shop-Domain; every Shopify store of that domain whose connection holds a client
+  secret is tried, and the delivery is refused unless one matches.
+- Duplicates: Shopify may deliver one event more than once, each time with the same
+  X-Shopify-Webhook-Id; an id seen in the last 24 hours is acknowledged and ignored.
+- Debounce: the first delivery for a store opens a window of `webhook_debounce_seconds`
+  and schedules one incremental sync at its end; deliveries inside the window join it.
+  The periodic sync stays the reconciliation, so a lost delivery costs freshness only.
+
+Both memories are in Redis when QUARRY_REDIS_URL is set (every API worker shares them),
+else in this process.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import redis
+from sqlalchemy import select
+
+from platforms.shopify import queries as q
+from platforms.shopify.client import ShopifyClient
+from platforms.shopify.settings import ShopConnection, normalize_domain
+from quarry.crypto import SecretBox
+from quarry.errors import QuarryError, Unauthorized
+from registry.db import Registry
+from registry.models import Store
+
+log = logging.getLogger(__name__)
+
+# What Quarry subscribes to: the datasets it syncs, and the children that change without
+# the order's updatedAt (refunds, fulfillments).
+TOPICS = (
+    "ORDERS_CREATE",
+    "ORDERS_UPDATED",
+    "ORDERS_DELETE",
+    "REFUNDS_CREATE",
+    "FULFILLMENTS_CREATE",
+    "FULFILLMENTS_UPDATE",
+    "CUSTOMERS_CREATE",
+    "CUSTOMERS_UPDATE",
+    "CUSTOMERS_DELETE",
+    "PRODUCTS_CREATE",
+    "PRODUCTS_UPDATE",
+    "PRODUCTS_DELETE",
+    "DRAFT_ORDERS_CREATE",
+    "DRAFT_ORDERS_UPDATE",
+    "DRAFT_ORDERS_DELETE",
+)
+WEBHOOK_PATH = "/webhooks/shopify"
+DUPLICATE_WINDOW_SECONDS = 24 * 3600
+REDIS_PREFIX = "quarry:shopify:webhook:"
+
+
+def subscribe(client: ShopifyClient, base_url: str) -> list[str]:
+    """Subscribe the client's store to TOPICS at `base_url` + /webhooks/shopify; the
+    problems, one line per refused topic (a missing scope refuses its topics only)."""
+    uri = base_url.rstrip("/") + WEBHOOK_PATH
+    problems = []
+    for topic in TOPICS:
+        payload = client.query(q.WEBHOOK_SUBSCRIBE, {"topic": topic, "uri": uri})[
+            "webhookSubscriptionCreate"
+        ]
+        errors = payload.get("userErrors") or []
+        if errors:
+            problems.append(f"{topic}: " + "; ".join(str(e.get("message")) for e in errors))
+    return problems
+
+
+def signature(secret: str, body: bytes) -> str:
+    """The X-Shopify-Hmac-SHA256 value Shopify sends for `body` signed with `secret`."""
+    return base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
+
+
+def signed_by(secret: str, body: bytes, header: str) -> bool:
+    return hmac.compare_digest(signature(secret, body).encode(), header.strip().encode())
+
+
+class Memory(Protocol):
+    def first(self, key: str, seconds: float) -> bool:
+        """True the first time `key` is seen within `seconds` (and remember it)."""
+        ...
+
+
+class LocalMemory:
+    """Keys with an expiry, in this process."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._keys: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def first(self, key: str, seconds: float) -> bool:
+        now = self._clock()
+        with self._lock:
+            if len(self._keys) > 100_000:  # a flood of ids must not grow without bound
+                self._keys = {k: t for k, t in self._keys.items() if t > now}
+            if self._keys.get(key, 0.0) > now:
+                return False
+            self._keys[key] = now + seconds
+            return True
+
+
+class RedisMemory:
+    """Keys with an expiry in Redis (SET NX PX): shared by every API worker and host."""
+
+    def __init__(self, url: str) -> None:
+        self._redis = redis.Redis.from_url(url)
+
+    def first(self, key: str, seconds: float) -> bool:
+        millis = max(1, int(seconds * 1000))
+        return bool(self._redis.set(REDIS_PREFIX + key, b"1", nx=True, px=millis))
+
+
+class SyncTrigger(Protocol):
+    def schedule(self, store_id: str, delay_seconds: float) -> None:
+        """Start an incremental sync of `store_id` in `delay_seconds`."""
+        ...
+
+
+@dataclass(frozen=True)
+class Delivery:
+    outcome: Literal["duplicate", "scheduled", "joined"]
+    store_ids: tuple[str, ...] = ()
+
+
+def _matching_stores(
+    registry: Registry, box: SecretBox, domain: str, body: bytes, hmac_header: str
+) -> list[str]:
+    with registry.session() as session:
+        stores: Sequence[Store] = session.scalars(
+            select(Store).where(Store.domain == domain, Store.platform == "shopify")
+        ).all()
+        secrets = [(s.id, s.connection_secret) for s in stores]
+    matched = []
+    for store_id, sealed in secrets:
+        try:
+            connection = ShopConnection.open(box, sealed, "unused")
+        except QuarryError:
+            continue
+        if connection.client_secret and signed_by(connection.client_secret, body, hmac_header):
+            matched.append(store_id)
+    return matched
+
+
+def receive(
+    *,
+    registry: Registry,
+    box: SecretBox,
+    memory: Memory,
+    trigger: SyncTrigger,
+    debounce_seconds: float,
+    shop_domain: str | None,
+    hmac_header: str | None,
+    webhook_id: str | None,
+    body: bytes,
+) -> Delivery:
+    """Handle one delivery; Unauthorized when it is not signed by the app of a store of
+    the named shop (nothing is remembered or started then)."""
+    if not shop_domain or not hmac_header:
+        raise Unauthorized("missing X-Shopify-Shop-Domain or X-Shopify-Hmac-SHA256 header")
+    try:
+        domain = normalize_domain(shop_domain, "X-Shopify-Shop-Domain")
+    except QuarryError:
+        raise Unauthorized("X-Shopify-Shop-Domain is not a myshopify domain") from None
+    store_ids = _matching_stores(registry, box, domain, body, hmac_header)
+    if not store_ids:
+        raise Unauthorized("the webhook signature does not match a connected Shopify store")
+    # Only after the signature: a forger must not be able to fill the memory.
+    if webhook_id and not memory.first(f"id:{domain}:{webhook_id}", DUPLICATE_WINDOW_SECONDS):
+        return Delivery("duplicate", tuple(store_ids))
+    scheduled = []
+    for store_id in store_ids:
+        if memory.first(f"sync:{store_id}", debounce_seconds):
+            trigger.schedule(store_id, debounce_seconds)
+            scheduled.append(store_id)
+    return Delivery("scheduled" if scheduled else "joined", tuple(store_ids))
