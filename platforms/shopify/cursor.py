@@ -84,8 +84,9 @@ def decode(value: str) -> Cursor:
                 windows.append(Window(iso(hi), doc["end"]))
             return BackfillCursor(end=doc["end"], windows=tuple(windows))
         if phase == "backfill":
-            windows = tuple(Window(**w) for w in doc["windows"])
-            return BackfillCursor(end=doc["end"], windows=windows)
+            return BackfillCursor(
+                end=doc["end"], windows=tuple(Window(**w) for w in doc["windows"])
+            )
         if phase == "incremental":
             return IncrementalCursor(**doc)
         raise ValueError(f"unknown phase {phase!r}")

@@ -88,7 +88,7 @@ class _Run:
 
     def _in_window(self, record: dict[str, Any]) -> bool:
         updated = record.get("updatedAt")
-        return bool(updated) and parse_time(updated) < parse_time(self.run_until)
+        return isinstance(updated, str) and parse_time(updated) < parse_time(self.run_until)
 
     def pages(self) -> Iterator[ChangePage]:
         job = self.job
