@@ -21,6 +21,7 @@ import yaml
 from dagster import DagsterInstance
 
 from quarry.errors import ConfigurationError
+from quarry.locks import advisory_lock
 from quarry.settings import Settings
 
 POSTGRES_URL_VARIABLE = "QUARRY_DAGSTER_POSTGRES_URL"
@@ -39,6 +40,9 @@ STORE_TAG = "quarry/store"
 # folder of its own home (role_environment), so no role writes under another's.
 COMPUTE_LOGS_VARIABLE = "QUARRY_DAGSTER_COMPUTE_LOGS_DIR"
 ARTIFACTS_VARIABLE = "QUARRY_DAGSTER_ARTIFACTS_DIR"
+# Processes opening the instance on PostgreSQL take turns (open_instance).
+STORAGE_LOCK = "quarry.dagster-storage"
+STORAGE_LOCK_SECONDS = 120
 
 
 def role_environment(settings: Settings) -> dict[str, str]:
@@ -132,8 +136,13 @@ def open_instance(settings: Settings) -> DagsterInstance:
     """The Dagster instance of DAGSTER_HOME, its configuration written first. The caller
     disposes of it (it is a context manager)."""
     write_instance_config(settings)
-    if settings.dagster_postgres_url:
-        environment = role_environment(settings)
-        for name in (COMPUTE_LOGS_VARIABLE, ARTIFACTS_VARIABLE):
-            os.environ.setdefault(name, environment[name])
-    return DagsterInstance.from_config(str(settings.resolved_dagster_home))
+    url = settings.dagster_postgres_url
+    if not url:
+        return DagsterInstance.from_config(str(settings.resolved_dagster_home))
+    environment = role_environment(settings)
+    for name in (COMPUTE_LOGS_VARIABLE, ARTIFACTS_VARIABLE):
+        os.environ.setdefault(name, environment[name])
+    # Opening the instance creates Dagster's tables on a new database, and two roles
+    # starting at once both tried ("type ... already exists"): they take turns.
+    with advisory_lock(url, STORAGE_LOCK, STORAGE_LOCK_SECONDS):
+        return DagsterInstance.from_config(str(settings.resolved_dagster_home))

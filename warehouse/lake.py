@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import atexit
 import fcntl
-import hashlib
 import threading
 import time
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from urllib.parse import urlsplit
 import duckdb
 
 from quarry.errors import ConfigurationError
+from quarry.locks import advisory_lock
 from quarry.settings import Settings
 from warehouse import extensions
 from warehouse.tables import ensure_tables, missing_ddl
@@ -234,9 +234,8 @@ def _literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-# The PostgreSQL advisory lock every Quarry process takes to write the lake: a fixed key
-# derived from a name, so that it never collides with the registry's migration lock.
-_PG_LOCK_KEY = int.from_bytes(hashlib.sha256(b"quarry.warehouse").digest()[:8], "big", signed=True)
+# The PostgreSQL advisory lock every Quarry process takes to write the lake.
+WRITE_LOCK = "quarry.warehouse"
 
 
 @contextmanager
@@ -251,7 +250,7 @@ def write_lock(settings: Settings) -> Iterator[None]:
         with _file_lock(where.sqlite_file.with_name(where.sqlite_file.name + ".write-lock")):
             yield
         return
-    with _advisory_lock(where.catalog):
+    with advisory_lock(where.catalog, WRITE_LOCK, LOCK_TIMEOUT_SECONDS):
         yield
 
 
@@ -273,19 +272,6 @@ def _file_lock(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-@contextmanager
-def _advisory_lock(conninfo: str) -> Iterator[None]:
-    import psycopg
-
-    with psycopg.connect(conninfo, autocommit=True, connect_timeout=10) as pg:
-        pg.execute(f"SET lock_timeout = '{int(LOCK_TIMEOUT_SECONDS)}s'")
-        pg.execute("SELECT pg_advisory_lock(%s)", (_PG_LOCK_KEY,))
-        try:
-            yield
-        finally:
-            pg.execute("SELECT pg_advisory_unlock(%s)", (_PG_LOCK_KEY,))
 
 
 class Lake:
