@@ -52,10 +52,11 @@ def metric_value(value: Decimal | None, type_: str, currency: str) -> Any:
 
 def bucket_value(granularity: str, key: Any, zone: ZoneInfo) -> Any:
     """A time bucket as written in rows: YYYY-MM-DD for day to year, an ISO timestamp with
-    the zone's offset for hours, the weekday's name, or the number of hour or month."""
+    the zone's offset for hours, minutes and seconds, the weekday's name, or the number of
+    the hour, ISO week or month."""
     if key is None:
         return None
-    if granularity == "hour":
+    if granularity in ("hour", "minute", "second"):
         return key.astimezone(zone).isoformat()
     if granularity == "day_of_week":
         return WEEKDAYS[int(key) - 1].capitalize()
