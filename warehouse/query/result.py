@@ -25,6 +25,12 @@ class QueryResult:
     totals: dict[str, Any] | None = None
     truncated: bool = False
 
+    def table(self) -> tuple[list[str], list[list[Any]]]:
+        """The rows as a plain table: the column titles, then each row's values in column
+        order (what a CSV answer writes; totals are not rows)."""
+        names = [c["name"] for c in self.columns]
+        return [c["title"] for c in self.columns], [[r.get(n) for n in names] for r in self.rows]
+
     def public(self) -> dict[str, Any]:
         """The response body: `totals` only when asked, `truncated` only when true."""
         body: dict[str, Any] = {"columns": self.columns, "rows": self.rows}
