@@ -975,7 +975,7 @@ def _renamed(col: Column, alias: str | None) -> Column:
 def _agg_type(func: str, field: Field) -> str:
     if func in ("count", "count_distinct"):
         return "number"
-    return field.type if field.type in ("money", "number", "date") else "number"
+    return field.type if field.type in ("money", "number", "date", "percent") else "number"
 
 
 def _arith_type(op: str, left: str, right: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from warehouse.catalog import Dataset, Field
-from warehouse.query.plan import Arith, MetricExpr, Part, PartRef, Source
+from warehouse.query.plan import Arith, Const, MetricExpr, Part, PartRef, Source
 
 ZERO = Decimal(0)
 
@@ -27,7 +27,16 @@ _REVERSALS = {
     "tax_reversals": "taxes",
     "total_sales_reversals": "total_sales",
 }
-SEMANTIC_METRICS = ("orders", "customers", "average_order_value", *_REVERSALS)
+_COSTED = "t.cost_is_recorded"
+SEMANTIC_METRICS = (
+    "orders",
+    "customers",
+    "average_order_value",
+    "net_sales_with_cost_recorded",
+    "gross_profit",
+    "gross_margin",
+    *_REVERSALS,
+)
 
 # ShopifyQL's names that Quarry serves under another: the 2026-04 renames of the returns
 # fields (the old names stay accepted, as in Shopify until 2027-04) and names of the
@@ -49,18 +58,6 @@ ALIASES: dict[str, dict[str, str]] = {
 # with the reason a query naming one is told (rather than "unknown field").
 NOT_SYNCED: dict[str, dict[str, str]] = {
     "sales": {
-        **dict.fromkeys(
-            ("shipping_country", "shipping_region", "shipping_city"),
-            "orders are synced without their shipping address",
-        ),
-        **dict.fromkeys(
-            ("cost", "gross_profit", "gross_margin", "net_sales_with_cost_recorded"),
-            "product variant costs are not synced",
-        ),
-        **dict.fromkeys(
-            ("discount_code", "discount_codes", "order_discount_code"),
-            "orders are synced without their discount codes",
-        ),
         **dict.fromkeys(
             ("gross_sales_reversals", "gross_returns", "discount_reversals", "discounts_returned"),
             "reversals are modelled net of discounts only (sales_reversals)",
@@ -167,6 +164,19 @@ def semantic(name: str, fx: bool, parts: PartRegistry, dataset: Dataset) -> Metr
         return parts.ref(
             f"SUM({value_sql(column, fx)}) FILTER (WHERE t.event_type = 'return')", ZERO
         )
+    if name in ("net_sales_with_cost_recorded", "gross_profit", "gross_margin"):
+        # Shopify's profit figures leave out the sales of products without a cost: gross
+        # profit is what they sold for less what they cost, the margin its share.
+        net_field, cost_field = dataset.field("net_sales"), dataset.field("cost_of_goods_sold")
+        assert net_field is not None and cost_field is not None
+        costed = parts.ref(f"SUM({value_sql(net_field, fx)}) FILTER (WHERE {_COSTED})", ZERO)
+        if name == "net_sales_with_cost_recorded":
+            return costed
+        cost = parts.ref(f"SUM({value_sql(cost_field, fx)}) FILTER (WHERE {_COSTED})", ZERO)
+        profit = Arith("-", costed, cost)
+        if name == "gross_profit":
+            return profit
+        return Arith("*", Arith("/", profit, costed), Const(Decimal(100)))
     gross = dataset.field("gross_sales")
     discounts = dataset.field("discounts")
     assert gross is not None and discounts is not None
