@@ -367,7 +367,7 @@ class _Checker:
             field = self.field(name, ds, dims_only=True, extra=TIME_GRANULARITIES)
             if field is None:
                 continue
-            if any(d.name == field.name for d in dims):
+            if any(d.sql == dimension_sql(field) for d in dims):
                 self.error(name.pos, f"{field.name} is grouped twice.")
                 continue
             if item.top is not None:
@@ -377,7 +377,7 @@ class _Checker:
                     self.error(name.pos, "TOP needs at least 1.")
                 else:
                     top = Top(len(dims), item.top, item.only)
-            dims.append(self.dim_column(field))
+            dims.append(self.dim_column(field, name.name))
         return time_name, fill, dims, top
 
     def time_dimension(self, granularity: str) -> Column:
@@ -417,9 +417,11 @@ class _Checker:
             return None
         return field
 
-    def dim_column(self, field: Field) -> Column:
+    def dim_column(self, field: Field, written: str) -> Column:
+        """A grouped dimension, its column named as the query wrote it (an alias such as
+        sales_reversals or order_id keeps its name)."""
         return Column(
-            field.name, field.title, field.type, "dimension", "dim", sql=dimension_sql(field)
+            written, field.title, field.type, "dimension", "dim", sql=dimension_sql(field)
         )
 
     def time_column(self, name: str) -> Column:
@@ -462,6 +464,8 @@ class _Checker:
                 return _renamed(grouped[expr.name], item.alias)
             field = lookup(ds, expr.name)
             if field is not None and field.role == "dimension":
+                if expr.name in grouped:
+                    return _renamed(grouped[expr.name], item.alias)
                 if field.name not in grouped:
                     raise self.error(expr.pos, f"{field.name} is a dimension: add it to GROUP BY.")
                 return _renamed(grouped[field.name], item.alias)

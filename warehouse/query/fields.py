@@ -52,6 +52,17 @@ ALIASES: dict[str, dict[str, str]] = {
         "taxes_returned": "tax_reversals",
         "total_returns": "total_sales_reversals",
     },
+    # Record datasets answer to the names ShopifyQL's sales schema gives the same things
+    # (`FROM orders SHOW orders GROUP BY order_id` as written for sales).
+    "orders": {"orders": "order_count", "order_id": "id", "discount_code": "discount_codes"},
+    "customers": {"customers": "customer_count", "customer_id": "id"},
+    "products": {
+        "products": "product_count",
+        "product_id": "id",
+        "product_title": "title",
+        "product_vendor": "vendor",
+    },
+    "draft_orders": {"draft_orders": "draft_order_count", "draft_order_id": "id"},
 }
 
 # Fields of ShopifyQL's `sales` schema that Quarry cannot answer from what it syncs today,

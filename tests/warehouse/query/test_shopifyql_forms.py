@@ -194,6 +194,9 @@ RUNS: list[tuple[str, str, list[str]]] = [
         f"FROM orders SHOW count(order_count) GROUP BY store {W}",
         ["store", "count_order_count"],
     ),
+    # Record datasets answer to the sales schema's names for the same things.
+    (GROUP_BY, f"FROM orders SHOW orders GROUP BY order_id {W} LIMIT 3", ["order_id", "orders"]),
+    (GROUP_BY, f"FROM orders SHOW count(orders) GROUP BY store {W}", ["store", "count_orders"]),
     # TIMESERIES
     *[
         (TIMESERIES, f"FROM sales SHOW total_sales TIMESERIES {g} {w}", [g, "total_sales"])
