@@ -337,11 +337,10 @@ class _Checker:
     def grouping(self, ds: Dataset) -> tuple[str | None, bool, list[Column], Top | None]:
         q = self.q
         time_name: str | None = None
-        time_pos: Pos | None = None
         fill = False
         if q.timeseries is not None:
             if q.timeseries.name in TIME_GRANULARITIES:
-                time_name, time_pos, fill = q.timeseries.name, q.timeseries.pos, True
+                time_name, fill = q.timeseries.name, True
             else:
                 hint = did_you_mean(q.timeseries.name, TIME_GRANULARITIES)
                 self.error(
@@ -349,7 +348,6 @@ class _Checker:
                 )
         dims: list[Column] = []
         top: Top | None = None
-        del time_pos
         for item in q.group_by:
             name = item.name
             if name.name in TIME_GRANULARITIES:
@@ -357,9 +355,10 @@ class _Checker:
                     self.error(name.pos, "TOP applies to dimensions, not to time granularities.")
                 elif time_name is None:
                     time_name = name.name
-                elif time_name != name.name and any(d.name == name.name for d in dims):
-                    self.error(name.pos, f"{name.name} is grouped twice.")
-                elif time_name != name.name:
+                elif time_name == name.name or any(d.name == name.name for d in dims):
+                    if q.timeseries is None or q.timeseries.name != name.name:
+                        self.error(name.pos, f"{name.name} is grouped twice.")
+                else:
                     # A second time dimension (GROUP BY day, hour_of_day) groups like any
                     # dimension; the first one is the query's time column.
                     dims.append(self.time_dimension(name.name))
@@ -663,7 +662,7 @@ class _Checker:
             return []
         out = []
         for m in metrics:
-            if not self.additive(m):
+            if not m.additive:
                 continue
             out.append(
                 Column(
@@ -683,10 +682,6 @@ class _Checker:
                 "none is shown.",
             )
         return out
-
-    def additive(self, col: Column) -> bool:
-        """Is the metric a sum or count (so that a running total means something)?"""
-        return col.additive
 
     # ---- WHERE ----
 
