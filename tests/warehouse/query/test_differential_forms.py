@@ -389,3 +389,45 @@ def test_limit_above_ten_thousand(con: duckdb.DuckDBPyConnection) -> None:
     body = run(con, "FROM sales SHOW total_sales GROUP BY order_id SINCE -2y LIMIT 20000")
     expected = len({r["order_id"] for r in rows_in(local(2022, 4, 1), local(2024, 4, 16))})
     assert len(body["rows"]) == expected
+
+
+class _Counting:
+    """A DuckDB connection that counts the statements run on it."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self.statements: list[str] = []
+
+    def execute(self, sql: str, params: Any = None) -> duckdb.DuckDBPyConnection:
+        self.statements.append(sql)
+        return self.con.execute(sql, params)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.con, name)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"FROM sales SHOW total_sales, net_sales, orders GROUP BY store {M} WITH TOTALS",
+        f"FROM sales SHOW total_sales GROUP BY store, sales_channel {M} WITH TOTALS, GROUP_TOTALS",
+        f"FROM sales SHOW total_sales TIMESERIES day {M} WITH TOTALS",
+    ],
+)
+def test_totals_are_read_in_the_groups_pass(con: duckdb.DuckDBPyConnection, text: str) -> None:
+    """Breakdown with totals (issue 14's benchmark target): one aggregate over the events
+    (GROUPING SETS), not a second query for the totals."""
+    counting = _Counting(con)
+    result = run_query(
+        counting,  # type: ignore[arg-type]
+        text,
+        stores=STORES,
+        account_currency=ACCOUNT_CURRENCY,
+        account_timezone=ACCOUNT_ZONE,
+        now=NOW,
+        store_ids=["st_main"],  # USD only: no exchange-rate reads
+    ).public()
+    assert len(counting.statements) == 1, counting.statements
+    assert "GROUPING SETS" in counting.statements[0]
+    records = [r for r in rows_in(*MARCH) if r["store_id"] == "st_main"]
+    assert result["totals"]["total_sales"] == total(records, "total_sales")
