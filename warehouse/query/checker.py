@@ -348,8 +348,17 @@ class _Checker:
                 )
         dims: list[Column] = []
         top: Top | None = None
+        # ShopifyQL: a dimension renamed in SHOW (SHOW product_title AS product) is grouped
+        # by its new name (GROUP BY product).
+        renamed = {
+            s.alias: s.expr.name
+            for s in q.show
+            if s.alias and isinstance(s.expr, ast.Name) and lookup(ds, s.alias) is None
+        }
         for item in q.group_by:
             name = item.name
+            if name.name in renamed:
+                name = ast.Name(renamed[name.name], name.pos)
             if name.name in TIME_GRANULARITIES:
                 if item.top is not None:
                     self.error(name.pos, "TOP applies to dimensions, not to time granularities.")
@@ -443,8 +452,11 @@ class _Checker:
                 continue
             names[col.name] = item.pos
             shown.append(col)
-        # Grouped columns not in SHOW still come back, first, so every row says its group.
-        missing = [c for c in ([time_col] if time_col else []) + dims if c.name not in names]
+        # Grouped columns not in SHOW (under any name) still come back, first, so every row
+        # says its group.
+        covered = {(c.kind, c.sql) for c in shown if c.kind in ("time", "dim")}
+        grouped_cols = ([time_col] if time_col else []) + dims
+        missing = [c for c in grouped_cols if (c.kind, c.sql) not in covered]
         return [*missing, *shown]
 
     def show_item(
@@ -463,11 +475,11 @@ class _Checker:
                 return _renamed(grouped[expr.name], item.alias)
             field = lookup(ds, expr.name)
             if field is not None and field.role == "dimension":
-                if expr.name in grouped:
-                    return _renamed(grouped[expr.name], item.alias)
-                if field.name not in grouped:
+                sql = dimension_sql(field)
+                match = next((d for d in grouped.values() if d.sql == sql), None)
+                if match is None:
                     raise self.error(expr.pos, f"{field.name} is a dimension: add it to GROUP BY.")
-                return _renamed(grouped[field.name], item.alias)
+                return _renamed(match, item.alias or expr.name)
         metric, type_ = self.metric(expr, ds)
         name, title = self.metric_name(item)
         return Column(

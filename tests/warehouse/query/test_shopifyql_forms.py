@@ -181,6 +181,12 @@ RUNS: list[tuple[str, str, list[str]]] = [
     (GROUP_BY, f"FROM sales SHOW total_sales GROUP BY month {W}", ["month", "total_sales"]),
     (
         GROUP_BY,
+        f"FROM sales SHOW product_title AS product, total_sales GROUP BY product {W}",
+        ["product", "total_sales"],
+    ),
+    (GROUP_BY, f"FROM sales SHOW day AS d, total_sales GROUP BY day {W}", ["d", "total_sales"]),
+    (
+        GROUP_BY,
         f"FROM sales SHOW total_sales GROUP BY week, day_of_week {W}",
         ["week", "day_of_week", "total_sales"],
     ),
