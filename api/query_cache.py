@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -102,7 +102,7 @@ class QueryCache:
         self.max_cells = max_cells
         self.ttl_seconds = ttl_seconds
         self._clock = clock
-        self._entries: OrderedDict[QueryKey, _Entry] = OrderedDict()
+        self._entries: OrderedDict[Hashable, _Entry] = OrderedDict()
         self._cells = 0
         self._lock = threading.Lock()
         self.hits = 0
@@ -111,7 +111,7 @@ class QueryCache:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, key: QueryKey) -> QueryResult | None:
+    def get(self, key: Hashable) -> QueryResult | None:
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None and entry.expires <= self._clock():
@@ -124,7 +124,7 @@ class QueryCache:
             self.hits += 1
             return entry.result
 
-    def put(self, key: QueryKey, result: QueryResult) -> None:
+    def put(self, key: Hashable, result: QueryResult) -> None:
         """Keep `result` unless caching is off or it alone is over the size bound."""
         cells = result_cells(result)
         if self.ttl_seconds <= 0 or self.max_entries <= 0 or cells > self.max_cells:
@@ -143,7 +143,7 @@ class QueryCache:
             self._entries.clear()
             self._cells = 0
 
-    def _drop(self, key: QueryKey) -> None:
+    def _drop(self, key: Hashable) -> None:
         self._cells -= self._entries.pop(key).cells
 
 

@@ -1,9 +1,9 @@
 """POST /v1/query: a query in the service's language, answered as one flat table.
 
 HTTP only: the body is read after the key checks, Accept picks JSON or CSV, and the query
-goes to warehouse.query in a worker thread (DuckDB blocks), through the app's result cache
-(api.query_cache). Query errors, timeouts and missing rates are domain errors that the one
-problem handler renders.
+goes to warehouse.query.answer in a worker thread (DuckDB blocks), which checks it once
+and answers through the app's result cache (api.query_cache). Query errors, timeouts and
+missing rates are domain errors that the one problem handler renders.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ from api.schemas import QueryRequest, QueryResult
 from exports.files.csv_writer import csv_text
 from quarry.errors import InvalidRequest, NotAcceptable
 from registry.principals import Principal
-from warehouse.query import Limits, StoreInfo, compile_query, run_query
+from warehouse.query import Limits, QueryContext, StoreInfo, answer
 from warehouse.query import QueryResult as Result
+from warehouse.query.plan import Plan
 from warehouse.reader import WarehouseReader
 
 router = APIRouter(prefix="/v1", tags=["query"])
@@ -148,45 +149,37 @@ def _result(
     cache: QueryCache,
 ) -> Result:
     stores = {s.id: StoreInfo(s.name, s.currency, s.timezone) for s in principal.stores}
-    context: dict[str, Any] = {
-        "stores": stores,
-        "account_currency": principal.currency,
-        "account_timezone": principal.timezone,
-        "time_zone": body.time_zone,
-        "store_ids": store_ids,
-        "now": datetime.now(UTC),  # one instant for the key and the run
-    }
-    # Checked before any warehouse read: an invalid query costs no snapshot.
-    plan = compile_query(body.query, **context)
-    snapshot = reader.snapshot(store_ids)
-    key = QueryKey.of(
-        snapshot=snapshot.key,
-        query=body.query,
-        stores=stores,
-        store_ids=store_ids,
-        account_currency=principal.currency,
-        account_timezone=principal.timezone,
-        time_zone=body.time_zone,
-        plan=plan,
-        limits=limits,
+    context = QueryContext(
+        stores,
+        principal.currency,
+        principal.timezone,
+        body.time_zone,
+        store_ids,
+        now=datetime.now(UTC),  # one instant for the key and the run
     )
-    result = cache.get(key)
-    if result is None:
-        with reader.connect(snapshot) as cursor:
-            result = run_query(cursor, body.query, **context, limits=limits)
-        cache.put(key, result)
-    return result
+
+    def key(snapshot: str, plan: Plan) -> QueryKey:
+        return QueryKey.of(
+            snapshot=snapshot,
+            query=body.query,
+            stores=stores,
+            store_ids=store_ids,
+            account_currency=principal.currency,
+            account_timezone=principal.timezone,
+            time_zone=body.time_zone,
+            plan=plan,
+            limits=limits,
+        )
+
+    return answer(reader, body.query, context, limits, cache=cache, cache_key=key)
 
 
 def _render(result: Result, media_type: str) -> Response:
     # The body depends on Accept: say so to any cache in between (no-store aside).
     headers = {"Vary": "Accept"}
     if media_type == CSV_MEDIA_TYPE:
-        names = [c["name"] for c in result.columns]
-        text = csv_text(
-            [c["title"] for c in result.columns],
-            ([row.get(name) for name in names] for row in result.rows),
-        )
+        titles, rows = result.table()
+        text = csv_text(titles, rows)
         return Response(text.encode(), media_type=CSV_MEDIA_TYPE, headers=headers)
     response = json_response(result.public())
     response.headers.update(headers)

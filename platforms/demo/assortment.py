@@ -29,6 +29,7 @@ class Assortment:
     variant_count: np.ndarray
     variant_rows: np.ndarray
     prices: np.ndarray
+    costs: np.ndarray  # unit cost in minor units, -1 where none is recorded
 
 
 def assortment(products: pa.Table, variants: pa.Table, digits: int) -> Assortment:
@@ -54,6 +55,11 @@ def assortment(products: pa.Table, variants: pa.Table, digits: int) -> Assortmen
         variant_count=per_product[sellable],
         variant_rows=variant_rows,
         prices=minor_units(variants["price"], digits),
+        costs=np.where(
+            np.asarray(variants["cost"].is_null().to_numpy(zero_copy_only=False), dtype=bool),
+            -1,
+            minor_units(variants["cost"], digits),
+        ),
     )
 
 

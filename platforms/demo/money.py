@@ -11,13 +11,17 @@ from warehouse.schemas import MONEY
 _SCALE = MONEY.scale
 
 
-def money_array(minor: np.ndarray, digits: int) -> pa.Array:
-    """decimal128(18, 2) values of `minor` units of a currency with `digits` minor digits."""
+def money_array(minor: np.ndarray, digits: int, mask: np.ndarray | None = None) -> pa.Array:
+    """decimal128(18, 2) values of `minor` units of a currency with `digits` minor digits;
+    null where `mask` is true."""
     unscaled = np.ascontiguousarray(minor, dtype=np.int64) * (10 ** (_SCALE - digits))
     words = np.empty((len(unscaled), 2), dtype=np.int64)
     words[:, 0] = unscaled
     words[:, 1] = unscaled >> 63  # sign extension into the high 64 bits
-    return pa.Array.from_buffers(MONEY, len(unscaled), [None, pa.py_buffer(words)])
+    validity = None
+    if mask is not None and np.any(mask):
+        validity = pa.array(~np.asarray(mask, dtype=bool)).buffers()[1]
+    return pa.Array.from_buffers(MONEY, len(unscaled), [validity, pa.py_buffer(words)])
 
 
 def minor_units(values: pa.Array | pa.ChunkedArray, digits: int) -> np.ndarray:

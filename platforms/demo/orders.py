@@ -69,6 +69,13 @@ def buyers(customers: pa.Table, rows: np.ndarray, guests: People) -> Buyers:
     )
 
 
+def discount_codes(rate: np.ndarray) -> pa.Array:
+    """The code a discounted order used (SAVE10 for 10% off), null without a discount."""
+    percent = np.rint(rate * 100).astype(np.int64)
+    codes = pc.binary_join_element_wise("SAVE", pc.cast(pa.array(percent), pa.string()), "")
+    return pc.if_else(pa.array(percent > 0), codes, None)
+
+
 @dataclass(frozen=True)
 class OrderBatch:
     orders: pa.Table
@@ -104,6 +111,7 @@ def build_orders(
     product_row, variant_row = draw_variants(rng, stock, created[order_of])
     quantity = 1 + weighted_index(rng, _QUANTITY_WEIGHTS, len(order_of))
     price = stock.prices[variant_row]
+    cost = stock.costs[variant_row]
     discount_rate = np.where(
         rng.random(n) < 0.22, _DISCOUNT_RATES[rng.integers(0, len(_DISCOUNT_RATES), n)], 0.0
     )
@@ -194,6 +202,13 @@ def build_orders(
             "billing_country": buyer.country,
             "billing_region": regions_of(buyer.country, buyer.city),
             "billing_city": buyer.city,
+            # Shipped orders go to the billing address; a sale at the counter ships nowhere.
+            "shipping_country": pc.if_else(pa.array(at_counter), None, buyer.country),
+            "shipping_region": pc.if_else(
+                pa.array(at_counter), None, regions_of(buyer.country, buyer.city)
+            ),
+            "shipping_city": pc.if_else(pa.array(at_counter), None, buyer.city),
+            "discount_codes": discount_codes(discount_rate),
             "tags": injector.apply(weighted_choice(rng, ORDER_TAGS, n), allow_long=True),
             "subtotal_price": money_array(subtotal, digits),
             "total_discounts": money_array(discounts, digits),
@@ -226,6 +241,7 @@ def build_orders(
             "price": money_array(price, digits),
             "discount": money_array(discount, digits),
             "tax": money_array(line_tax, digits),
+            "cost": money_array(np.maximum(cost, 0), digits, mask=cost < 0),
         },
         schema=ORDER_LINES.schema,
     )

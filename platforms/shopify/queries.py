@@ -57,7 +57,9 @@ defaultAddress { city country countryCodeV2 province }
 PRODUCT_FIELDS = """
 id title handle vendor productType status tags createdAt updatedAt totalInventory
 """
-VARIANT_FIELDS = "id title sku price position inventoryQuantity"
+VARIANT_FIELDS = (
+    "id title sku price position inventoryQuantity inventoryItem { unitCost { amount } }"
+)
 
 DRAFT_ORDER_FIELDS = f"""
 id name status createdAt updatedAt completedAt email currencyCode

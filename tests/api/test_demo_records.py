@@ -130,3 +130,17 @@ def test_the_hostile_store_shows_its_hostile_values(demo: Demo) -> None:
     kinds = {v.kind for v in HOSTILE_VALUES + LONG_VALUES if v.text in texts}
     expected = {v.kind for v in HOSTILE_VALUES + LONG_VALUES}
     assert kinds == expected, sorted(expected - kinds)
+
+
+def test_every_order_record_carries_the_components_of_its_total(demo: Demo) -> None:
+    """subtotal + shipping + duties + additional fees + tax = total_price, from the order
+    records alone: the sales model's total_sales of an order (its total_price less what was
+    refunded) can be reconciled from its record, fees included (issue 19)."""
+    with_fees = 0
+    for store in demo.stores:
+        for order in _api_records(demo, "orders", store.id):
+            parts = ("subtotal_price", "total_shipping", "total_duties", "total_tax")
+            fees = order["total_additional_fees"]
+            assert sum(order[p] for p in parts) + fees == order["total_price"], order["id"]
+            with_fees += fees > 0
+    assert with_fees > 0

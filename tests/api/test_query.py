@@ -611,3 +611,28 @@ def test_a_running_query_leaves_the_event_loop_free(
     # both would end together. (Not a ratio of the two durations: on a loaded machine the
     # health request itself takes a while.)
     assert query_done - health_done > 0.2
+
+
+def test_issue_19_forms_read_the_lake(client: Client, q: QueryAccount) -> None:
+    """customer_type's lookup of first orders, GROUPING SETS and the new sales columns work
+    on the warehouse's DuckLake views, not only on plain tables."""
+    body = answer(
+        client,
+        q.keys["us"],
+        "FROM sales SHOW total_sales, customers, cost_of_goods_sold GROUP BY store, "
+        "customer_type SINCE 2024-03-01 UNTIL 2024-03-31 WITH TOTALS, GROUP_TOTALS",
+    )
+    # Each of the three orders is its own customer's first.
+    assert body["rows"] == [
+        {
+            "store": "Main Street",
+            "customer_type": "First-time",
+            "total_sales": Decimal(BIG) + Decimal("100.30"),
+            "customers": 3,
+            "cost_of_goods_sold": Decimal("0.00"),
+            "total_sales__store_totals": Decimal(BIG) + Decimal("100.30"),
+            "customers__store_totals": 3,
+            "cost_of_goods_sold__store_totals": Decimal("0.00"),
+        }
+    ]
+    assert body["totals"]["customers"] == 3

@@ -234,3 +234,31 @@ def test_rates_are_part_of_the_snapshot(make_client: Any, world: World) -> None:
     write_rates(world, [(date(2024, 2, 1), "EUR", "0.8")])
     write_sales(world, "st_qc_eu", rows)
     assert total(client, account) == [{"store": "Euro", "total_sales": Decimal("12.50")}]
+
+
+def test_an_uncached_query_is_parsed_and_checked_once(
+    make_client: Any, shop: QueryAccount, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan that keys the cache is the plan that runs (issue 19: it was compiled twice,
+    once for the key and once to run). Counted by wrapping the real parser and checker."""
+    from warehouse.query import service
+
+    calls = {"parse": 0, "check": 0}
+    parse, check = service.parse, service.check
+
+    def counted_parse(text: str) -> Any:
+        calls["parse"] += 1
+        return parse(text)
+
+    def counted_check(query: Any, ctx: Any) -> Any:
+        calls["check"] += 1
+        return check(query, ctx)
+
+    monkeypatch.setattr(service, "parse", counted_parse)
+    monkeypatch.setattr(service, "check", counted_check)
+    client = make_client()
+    total(client, shop)
+    assert calls == {"parse": 1, "check": 1}
+    total(client, shop)  # a hit still checks (the key holds the resolved windows), once
+    assert calls == {"parse": 2, "check": 2}
+    assert client.app.state.query_cache.hits == 1

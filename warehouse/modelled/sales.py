@@ -13,6 +13,10 @@ Names and meanings follow ShopifyQL's `sales` schema (warehouse.catalog.SALES):
   shipping and its tax) and `duty` when refunded.
 - net_sales = gross_sales + discounts + returns; total_sales = net_sales + shipping_charges
   + duties + additional_fees + taxes; net_items_sold = ordered + returned quantities.
+- cost_of_goods_sold: the line's unit cost (recorded when ordered) times the units ordered,
+  less the units returned; null, with cost_is_recorded false, when the variant had no cost
+  and on lines without a product. The order's shipping address, discount codes and whether
+  it was cancelled are on every event of the order.
 
 So the total_sales of all of an order's events is total_price - total_refunded. A cancelled
 order counts like any other, as in Shopify: its refunds carry the reversal.
@@ -70,6 +74,8 @@ def _event(
     duties: str = _ZERO,
     fees: str = _ZERO,
     taxes: str = _ZERO,
+    cost: str = "NULL",
+    cost_recorded: str = "FALSE",
 ) -> str:
     """The select list of one kind of event, in the column order every branch shares."""
     return f"""
@@ -80,7 +86,8 @@ def _event(
         ({gross})::DECIMAL(18, 2) AS gross_sales, ({discounts})::DECIMAL(18, 2) AS discounts,
         ({returns})::DECIMAL(18, 2) AS returns, ({shipping})::DECIMAL(18, 2) AS shipping_charges,
         ({duties})::DECIMAL(18, 2) AS duties, ({fees})::DECIMAL(18, 2) AS additional_fees,
-        ({taxes})::DECIMAL(18, 2) AS taxes"""
+        ({taxes})::DECIMAL(18, 2) AS taxes, ({cost})::DECIMAL(18, 2) AS cost_of_goods_sold,
+        ({cost_recorded}) AS cost_is_recorded"""
 
 
 _LINE_PRODUCT = """l.product_id, l.product_title, l.product_type, l.product_vendor,
@@ -97,6 +104,8 @@ _LINE_ORDERED = _event(
     gross="l.price * l.quantity",
     discounts="-l.discount",
     taxes="l.tax",
+    cost="l.cost * l.quantity",
+    cost_recorded="l.cost IS NOT NULL",
 )
 _LINE_RETURNED = _event(
     id_="rl.id || '.r'",
@@ -107,6 +116,8 @@ _LINE_RETURNED = _event(
     returned="-rl.quantity",
     returns="-rl.subtotal",
     taxes="-rl.tax",
+    cost="-(l.cost * rl.quantity)",
+    cost_recorded="l.cost IS NOT NULL",
 )
 _SHIPPING_ORDERED = _event(
     id_="o.id || '.shipping.o'",
@@ -186,13 +197,16 @@ SELECT * FROM (SELECT
     o.currency, o.customer_id, e.product_id, e.product_title, e.product_type,
     e.product_vendor, e.product_variant_title, e.product_variant_sku, o.sales_channel,
     o.billing_country, o.billing_region, o.billing_city,
+    o.shipping_country, o.shipping_region, o.shipping_city, o.discount_codes AS discount_code,
+    o.cancelled_at IS NOT NULL AS order_cancelled, e.cost_is_recorded,
     e.ordered_item_quantity, e.returned_item_quantity,
     e.ordered_item_quantity + e.returned_item_quantity AS net_items_sold,
     e.gross_sales, e.discounts, e.returns,
     (e.gross_sales + e.discounts + e.returns)::DECIMAL(18, 2) AS net_sales,
     e.shipping_charges, e.duties, e.additional_fees, e.taxes,
     (e.gross_sales + e.discounts + e.returns + e.shipping_charges + e.duties
-        + e.additional_fees + e.taxes)::DECIMAL(18, 2) AS total_sales
+        + e.additional_fees + e.taxes)::DECIMAL(18, 2) AS total_sales,
+    e.cost_of_goods_sold
 FROM events e JOIN orders o ON o.id = e.order_id
 -- The table's clustering order, so each data file covers a narrow range of orders.
 ) ORDER BY {", ".join(clustering_key(SALES.name))}

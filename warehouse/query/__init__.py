@@ -14,14 +14,21 @@ from datetime import datetime
 
 import duckdb
 
-from warehouse.query.checker import Context, check
-from warehouse.query.diagnostics import invalid_query
 from warehouse.query.executor import Limits, execute
-from warehouse.query.parser import parse
 from warehouse.query.plan import Plan, StoreInfo
 from warehouse.query.result import QueryResult
+from warehouse.query.service import QueryContext, answer
 
-__all__ = ["Limits", "QueryResult", "StoreInfo", "compile_query", "run_query"]
+__all__ = [
+    "Limits",
+    "QueryContext",
+    "QueryResult",
+    "StoreInfo",
+    "answer",
+    "compile_query",
+    "run_plan",
+    "run_query",
+]
 
 
 def compile_query(
@@ -33,15 +40,25 @@ def compile_query(
     time_zone: str | None = None,
     store_ids: Collection[str] | None = None,
     now: datetime | None = None,
+    limits: Limits | None = None,
 ) -> Plan:
     """Parse and check a query. Raises InvalidQuery with every diagnostic found."""
-    query, errors = parse(query_text)
-    ctx = Context(stores, account_currency, account_timezone, time_zone, store_ids, now)
-    plan, check_errors = (None, []) if not query.clauses else check(query, ctx)
-    errors = errors + check_errors
-    if errors or plan is None:
-        raise invalid_query(errors)
-    return plan
+    context = QueryContext(
+        stores,
+        account_currency,
+        account_timezone,
+        time_zone,
+        None if store_ids is None else tuple(store_ids),
+        now,
+    )
+    return context.check(query_text, limits or Limits())
+
+
+def run_plan(
+    cursor: duckdb.DuckDBPyConnection, plan: Plan, limits: Limits | None = None
+) -> QueryResult:
+    """Run a checked query (compile_query's plan) on `cursor`: no second parse or check."""
+    return execute(cursor, plan, limits or Limits())
 
 
 def run_query(
@@ -59,6 +76,7 @@ def run_query(
     """Run a query over the readable `stores` (id -> name, currency, zone), narrowed by the
     request's `store_ids`. Raises InvalidQuery (400) with every diagnostic, QueryTimedOut
     (504) past the time limit."""
+    limits = limits or Limits()
     plan = compile_query(
         query_text,
         stores=stores,
@@ -67,5 +85,6 @@ def run_query(
         time_zone=time_zone,
         store_ids=store_ids,
         now=now,
+        limits=limits,
     )
-    return execute(cursor, plan, limits or Limits())
+    return execute(cursor, plan, limits)

@@ -100,7 +100,7 @@ class TextMatch:
     """STARTS WITH, ENDS WITH, [NOT] CONTAINS."""
 
     left: Expr
-    kind: str  # starts | ends | contains
+    kind: str  # starts | ends | contains | matches
     value: Expr
     negated: bool
     pos: Pos
@@ -209,5 +209,8 @@ class Query:
     limit: int | None = None
     offset: int = 0
     modifiers: list[Modifier] = field(default_factory=list)
+    # FROM a, b (multi-fact) and VISUALIZE's metrics, which stand in for a missing SHOW.
+    extra_datasets: list[Name] = field(default_factory=list)
+    visualize: list[ShowItem] = field(default_factory=list)
     # Where each clause keyword stood, for diagnostics about whole clauses.
     clauses: dict[str, Pos] = field(default_factory=dict)

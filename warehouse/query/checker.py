@@ -18,8 +18,10 @@ from typing import Any
 from warehouse.catalog import DATASETS, Dataset, Field
 from warehouse.catalog import dataset as find_dataset
 from warehouse.query import ast
+from warehouse.query.compiler import time_bucket_sql
 from warehouse.query.currencies import CURRENCIES
 from warehouse.query.dates import (
+    CYCLIC_GRANULARITIES,
     TIME_GRANULARITIES,
     WEEKDAYS,
     Clock,
@@ -30,13 +32,15 @@ from warehouse.query.dates import (
 )
 from warehouse.query.diagnostics import START, Diagnostic, Pos, did_you_mean
 from warehouse.query.fields import (
+    NOT_SYNCED,
     SEMANTIC_METRICS,
     PartRegistry,
     aggregate,
     dimension_sql,
+    lookup,
     source_for,
 )
-from warehouse.query.parser import AGGREGATES, IGNORED_MODIFIERS
+from warehouse.query.parser import AGGREGATES, ATTRIBUTION_MODIFIERS
 from warehouse.query.plan import (
     Arith,
     Column,
@@ -60,10 +64,21 @@ from warehouse.query.plan import (
     Top,
 )
 from warehouse.query.sql import Sql
+from warehouse.tables import quote_literal
 
 DEFAULT_LIMIT = 1000
-MAX_LIMIT = 10000
-_TIME_TYPES = {"hour_of_day": "number", "day_of_week": "string", "month_of_year": "number"}
+# The most rows a query may return by default (QUARRY_QUERY_MAX_GROUPS): LIMIT may ask for
+# up to that many.
+MAX_GROUPS = 100_000
+_TIME_TYPES = {
+    "hour_of_day": "number",
+    "day_of_week": "string",
+    "week_of_year": "number",
+    "month_of_year": "number",
+}
+# Metrics a running total means something for: sums and counts add up along time; ratios,
+# averages, medians, minimums and maximums do not (ShopifyQL: "additive metrics").
+_ADDITIVE = ("sum", "count")
 _FUNC_TITLES = {
     "sum": "Sum",
     "avg": "Average",
@@ -85,6 +100,7 @@ class Context:
     time_zone: str | None = None  # the request body's time_zone
     store_ids: Collection[str] | None = None  # the request body's store_ids
     now: datetime | None = None
+    max_groups: int = MAX_GROUPS  # the most rows a query may return; LIMIT's maximum
 
 
 class _Fail(Exception):
@@ -126,9 +142,14 @@ class _Checker:
         q = self.q
         ds = self.dataset()
         if not q.show and "SHOW" not in q.clauses:
-            self.error(
-                START, "SHOW is required: say which metrics to return, e.g. SHOW total_sales."
-            )
+            if q.visualize:
+                # ShopifyQL: a query without SHOW returns the metrics VISUALIZE names.
+                q.show = list(q.visualize)
+            else:
+                self.error(
+                    START,
+                    "SHOW is required: say which metrics to return, e.g. SHOW total_sales.",
+                )
         modifiers = self.modifiers()
         zone_name = modifiers.get("TIMEZONE") or self.ctx.time_zone or self.ctx.account_timezone
         currency = modifiers.get("CURRENCY") or self.ctx.account_currency
@@ -146,13 +167,18 @@ class _Checker:
             return None
         self.ds, self.fx = ds, fx
         source = source_for(ds)
+        local_sql = self.local_sql(source, zone_name, scope)
+        self.bucket_of = lambda g: time_bucket_sql(g, local_sql, source, week_start)
         time_name, fill, dims, top = self.grouping(ds)
         time_col = self.time_column(time_name) if time_name else None
         columns = self.show(ds, time_col, dims)
         where = self.where(q.where) if q.where is not None else None
         metrics = [c for c in columns if c.kind == "metric"]
         generated = self.generated(metrics, comparisons, "PERCENT_CHANGE" in modifiers)
-        having = self.having(q.having, columns) if q.having is not None else None
+        group_totals = self.group_totals(metrics, dims, top, "GROUP_TOTALS" in modifiers)
+        cumulative = self.cumulative(metrics, time_col, "CUMULATIVE_VALUES" in modifiers)
+        generated = generated + group_totals + cumulative
+        having = self.having(q.having, columns + generated) if q.having is not None else None
         order = self.order(columns + generated, time_col, metrics)
         limit = self.limit()
         if window is None or self.errors:
@@ -184,7 +210,7 @@ class _Checker:
             stores=dict(self.ctx.stores),
             top=top,
             fx=fx,
-            local_sql=self.local_sql(source, zone_name, scope),
+            local_sql=local_sql,
             fx_date_sql=self.fx_date_sql(source),
             metric_columns=metrics,
             group_pos=q.clauses.get("GROUP BY") or q.clauses.get("TIMESERIES"),
@@ -200,6 +226,12 @@ class _Checker:
         if ds is None:
             hint = did_you_mean(name.name, [d.name for d in DATASETS])
             self.error(name.pos, f"Unknown dataset '{name.name}'.{hint}")
+        for extra in self.q.extra_datasets:
+            self.error(
+                extra.pos,
+                f"Quarry answers from one dataset per query: FROM {name.name}, {extra.name} "
+                "(a multi-fact query) is not supported; query each dataset on its own.",
+            )
         return ds
 
     # ---- WITH ----
@@ -212,8 +244,12 @@ class _Checker:
                 continue
             value = m.value or ""
             pos = m.value_pos or m.pos
-            if m.name in IGNORED_MODIFIERS:
-                self.error(m.pos, f"WITH {m.name} is not supported by Quarry.")
+            if m.name in ATTRIBUTION_MODIFIERS:
+                self.error(
+                    m.pos,
+                    f"WITH {m.name} credits sales to marketing touchpoints (sessions and "
+                    "clicks), which Quarry does not sync: it cannot attribute sales.",
+                )
             elif m.name == "CURRENCY":
                 value = value.upper()
                 if value not in CURRENCIES:
@@ -231,8 +267,7 @@ class _Checker:
                     hint = did_you_mean(value, WEEKDAYS)
                     self.error(pos, f"Unknown week start '{m.value}'.{hint}")
                     continue
-            elif m.name == "PERCENT_CHANGE" and not self.q.compare:
-                self.error(m.pos, "WITH PERCENT_CHANGE needs a COMPARE TO clause.")
+            # PERCENT_CHANGE without COMPARE TO adds no columns, as in ShopifyQL.
             seen[m.name] = value
         return seen
 
@@ -254,7 +289,14 @@ class _Checker:
             return None, []
         comparisons: list[Comparison] = []
         for item in q.compare:
-            name = item.keyword or re.sub(r"[^a-z0-9]+", "_", item.text.lower()).strip("_")
+            if item.keyword == "targets":
+                self.error(
+                    item.pos,
+                    "COMPARE TO TARGETS compares with the metric targets set in Shopify's "
+                    "admin, which Quarry does not sync.",
+                )
+                continue
+            name = item.keyword or comparison_name(item.text)
             if any(c.name == name for c in comparisons):
                 self.error(item.pos, f"COMPARE TO {item.text} is given twice.")
                 continue
@@ -274,13 +316,15 @@ class _Checker:
 
     def local_sql(self, source: Any, zone_name: str, scope: list[str]) -> Sql:
         """The event's local time in the query zone. Converting at query time is most of
-        the cost of a big group-by, so use the column computed at sync when it matches."""
+        the cost of a big group-by, so use the column computed at sync when it matches.
+        The zone is a literal (it is one of time_zones(), and quoted): a time bucket can
+        then be grouped on, GROUPING SETS included, without parameters in the grouping."""
         if source.account_local and zone_name == self.ctx.account_timezone:
             return Sql(f"t.{source.account_local}")
         zones = {self.ctx.stores[s].timezone for s in scope}
         if source.store_local and zones == {zone_name}:
             return Sql(f"t.{source.store_local}")
-        return Sql(f"timezone(?, t.{source.time_column})", (zone_name,))
+        return Sql(f"timezone({quote_literal(zone_name)}, t.{source.time_column})")
 
     def fx_date_sql(self, source: Any) -> str:
         """The event's date in its store's zone: the day whose exchange rate applies."""
@@ -293,11 +337,10 @@ class _Checker:
     def grouping(self, ds: Dataset) -> tuple[str | None, bool, list[Column], Top | None]:
         q = self.q
         time_name: str | None = None
-        time_pos: Pos | None = None
         fill = False
         if q.timeseries is not None:
             if q.timeseries.name in TIME_GRANULARITIES:
-                time_name, time_pos, fill = q.timeseries.name, q.timeseries.pos, True
+                time_name, fill = q.timeseries.name, True
             else:
                 hint = did_you_mean(q.timeseries.name, TIME_GRANULARITIES)
                 self.error(
@@ -305,24 +348,34 @@ class _Checker:
                 )
         dims: list[Column] = []
         top: Top | None = None
+        # ShopifyQL: a dimension renamed in SHOW (SHOW product_title AS product) is grouped
+        # by its new name (GROUP BY product).
+        renamed = {
+            s.alias: s.expr.name
+            for s in q.show
+            if s.alias and isinstance(s.expr, ast.Name) and lookup(ds, s.alias) is None
+        }
         for item in q.group_by:
             name = item.name
+            if name.name in renamed:
+                name = ast.Name(renamed[name.name], name.pos)
             if name.name in TIME_GRANULARITIES:
                 if item.top is not None:
                     self.error(name.pos, "TOP applies to dimensions, not to time granularities.")
-                elif time_name is not None and time_name != name.name:
-                    self.error(
-                        name.pos,
-                        f"Only one time granularity per query: {time_name} is already used "
-                        f"(line {time_pos.line if time_pos else 1}).",
-                    )
+                elif time_name is None:
+                    time_name = name.name
+                elif time_name == name.name or any(d.name == name.name for d in dims):
+                    if q.timeseries is None or q.timeseries.name != name.name:
+                        self.error(name.pos, f"{name.name} is grouped twice.")
                 else:
-                    time_name, time_pos = name.name, name.pos
+                    # A second time dimension (GROUP BY day, hour_of_day) groups like any
+                    # dimension; the first one is the query's time column.
+                    dims.append(self.time_dimension(name.name))
                 continue
             field = self.field(name, ds, dims_only=True, extra=TIME_GRANULARITIES)
             if field is None:
                 continue
-            if any(d.name == field.name for d in dims):
+            if any(d.sql == dimension_sql(field) for d in dims):
                 self.error(name.pos, f"{field.name} is grouped twice.")
                 continue
             if item.top is not None:
@@ -332,13 +385,36 @@ class _Checker:
                     self.error(name.pos, "TOP needs at least 1.")
                 else:
                     top = Top(len(dims), item.top, item.only)
-            dims.append(self.dim_column(field))
+            dims.append(self.dim_column(field, name.name))
         return time_name, fill, dims, top
+
+    def time_dimension(self, granularity: str) -> Column:
+        """A time granularity grouped as a dimension (a query's second time dimension)."""
+        title = granularity.replace("_", " ").capitalize()
+        sql = self.bucket_of(granularity)
+        assert not sql.params  # the zone is a literal: see local_sql
+        return Column(
+            granularity,
+            title,
+            _TIME_TYPES.get(granularity, "date"),
+            "dimension",
+            "dim",
+            sql=sql.text,
+            granularity=granularity,
+        )
 
     def field(
         self, name: ast.Name, ds: Dataset, *, dims_only: bool = False, extra: tuple[str, ...] = ()
     ) -> Field | None:
-        field = ds.field(name.name)
+        field = lookup(ds, name.name)
+        if field is None and name.name in NOT_SYNCED.get(ds.name, {}):
+            reason = NOT_SYNCED[ds.name][name.name]
+            self.error(
+                name.pos,
+                f"{name.name} is a field of ShopifyQL's {ds.name} schema that Quarry cannot "
+                f"answer: {reason}.",
+            )
+            return None
         if field is None:
             pool = [f.name for f in ds.fields if not dims_only or f.role == "dimension"]
             hint = did_you_mean(name.name, [*pool, *extra])
@@ -349,9 +425,11 @@ class _Checker:
             return None
         return field
 
-    def dim_column(self, field: Field) -> Column:
+    def dim_column(self, field: Field, written: str) -> Column:
+        """A grouped dimension, its column named as the query wrote it (an alias such as
+        sales_reversals or order_id keeps its name)."""
         return Column(
-            field.name, field.title, field.type, "dimension", "dim", sql=dimension_sql(field)
+            written, field.title, field.type, "dimension", "dim", sql=dimension_sql(field)
         )
 
     def time_column(self, name: str) -> Column:
@@ -374,8 +452,11 @@ class _Checker:
                 continue
             names[col.name] = item.pos
             shown.append(col)
-        # Grouped columns not in SHOW still come back, first, so every row says its group.
-        missing = [c for c in ([time_col] if time_col else []) + dims if c.name not in names]
+        # Grouped columns not in SHOW (under any name) still come back, first, so every row
+        # says its group.
+        covered = {(c.kind, c.sql) for c in shown if c.kind in ("time", "dim")}
+        grouped_cols = ([time_col] if time_col else []) + dims
+        missing = [c for c in grouped_cols if (c.kind, c.sql) not in covered]
         return [*missing, *shown]
 
     def show_item(
@@ -385,27 +466,58 @@ class _Checker:
         if isinstance(expr, ast.Name):
             if time_col is not None and expr.name == time_col.name:
                 return _renamed(time_col, item.alias)
-            if expr.name in TIME_GRANULARITIES:
+            if expr.name in TIME_GRANULARITIES and expr.name not in grouped:
                 raise self.error(
                     expr.pos,
                     f"{expr.name} is a time granularity: add it to GROUP BY or TIMESERIES.",
                 )
-            field = ds.field(expr.name)
+            if expr.name in grouped and grouped[expr.name].granularity:
+                return _renamed(grouped[expr.name], item.alias)
+            field = lookup(ds, expr.name)
             if field is not None and field.role == "dimension":
-                if field.name not in grouped:
+                sql = dimension_sql(field)
+                match = next((d for d in grouped.values() if d.sql == sql), None)
+                if match is None:
                     raise self.error(expr.pos, f"{field.name} is a dimension: add it to GROUP BY.")
-                return _renamed(grouped[field.name], item.alias)
+                return _renamed(match, item.alias or expr.name)
         metric, type_ = self.metric(expr, ds)
         name, title = self.metric_name(item)
-        return Column(name, title, type_, "metric", "metric", expr=metric, money=type_ == "money")
+        return Column(
+            name,
+            title,
+            type_,
+            "metric",
+            "metric",
+            expr=metric,
+            money=type_ == "money",
+            additive=self.is_additive(expr, ds),
+        )
+
+    def is_additive(self, expr: ast.Expr, ds: Dataset) -> bool:
+        """Sums and counts (and their sums and differences) add up along time. `orders`
+        does too: an order's events share its time, so it counts in one bucket only."""
+        if isinstance(expr, ast.BinOp):
+            return expr.op in "+-" and all(self.is_additive(e, ds) for e in (expr.left, expr.right))
+        if isinstance(expr, ast.Neg):
+            return self.is_additive(expr.operand, ds)
+        if isinstance(expr, ast.Call):
+            return expr.func in _ADDITIVE
+        if isinstance(expr, ast.Name):
+            field = lookup(ds, expr.name)
+            if field is None:
+                return False
+            if ds.name == "sales" and field.name in ("customers", "average_order_value"):
+                return False
+            return field.name == "orders" or field.default_aggregation in _ADDITIVE
+        return False
 
     def metric_name(self, item: ast.ShowItem) -> tuple[str, str]:
         expr = item.expr
         if isinstance(expr, ast.Name):
-            field = self.ds.field(expr.name)
+            field = lookup(self.ds, expr.name)
             default = (expr.name, field.title if field else expr.name)
         elif isinstance(expr, ast.Call):
-            field = self.ds.field(expr.arg.name)
+            field = lookup(self.ds, expr.arg.name)
             of = field.title if field else expr.arg.name
             title = f"{_FUNC_TITLES.get(expr.func, expr.func)} of {of}"
             default = (f"{expr.func}_{expr.arg.name}", title)
@@ -507,6 +619,82 @@ class _Checker:
                     )
         return out
 
+    def group_totals(
+        self, metrics: list[Column], dims: list[Column], top: Top | None, wanted: bool
+    ) -> list[Column]:
+        """WITH GROUP_TOTALS: for each grouped dimension but the last, each metric over
+        that dimension's group (and the ones before it), `{metric}__{dimension}_totals`,
+        as ShopifyQL names them."""
+        if not wanted:
+            return []
+        at = next(m.pos for m in self.q.modifiers if m.name == "GROUP_TOTALS")
+        if len(dims) < 2:
+            self.error(at, "WITH GROUP_TOTALS needs at least two dimensions in GROUP BY.")
+            return []
+        if top is not None:
+            self.error(at, "WITH GROUP_TOTALS cannot be combined with TOP.")
+            return []
+        if self.q.compare:
+            self.error(at, "WITH GROUP_TOTALS cannot be combined with COMPARE TO yet.")
+            return []
+        out = []
+        for level, dim in enumerate(dims[:-1]):
+            for m in metrics:
+                out.append(
+                    Column(
+                        f"{m.name}__{dim.name}_totals",
+                        f"{m.title} ({dim.title} total)",
+                        m.type,
+                        "metric",
+                        "group_total",
+                        expr=m.expr,
+                        money=m.money,
+                        base=m.name,
+                        level=level,
+                    )
+                )
+        return out
+
+    def cumulative(
+        self, metrics: list[Column], time_col: Column | None, wanted: bool
+    ) -> list[Column]:
+        """WITH CUMULATIVE_VALUES: `{metric}__cumulative`, the running total of each
+        additive metric along the time column, within each group."""
+        if not wanted:
+            return []
+        at = next(m.pos for m in self.q.modifiers if m.name == "CUMULATIVE_VALUES")
+        if time_col is None or (
+            self.q.timeseries is None and time_col.name in CYCLIC_GRANULARITIES
+        ):
+            self.error(
+                at,
+                "WITH CUMULATIVE_VALUES adds running totals along time: add TIMESERIES or a "
+                "time dimension to GROUP BY.",
+            )
+            return []
+        out = []
+        for m in metrics:
+            if not m.additive:
+                continue
+            out.append(
+                Column(
+                    f"{m.name}__cumulative",
+                    f"{m.title} (cumulative)",
+                    m.type,
+                    "metric",
+                    "cumulative",
+                    money=m.money,
+                    base=m.name,
+                )
+            )
+        if not out:
+            self.error(
+                at,
+                "WITH CUMULATIVE_VALUES applies to additive metrics (sums and counts); "
+                "none is shown.",
+            )
+        return out
+
     # ---- WHERE ----
 
     def where(self, cond: ast.Cond) -> RCond | None:
@@ -535,7 +723,16 @@ class _Checker:
             )
         if left.name == "store" and isinstance(cond, (ast.Compare, ast.InList)):
             return self.store_condition(cond)
-        field = self.ds.field(left.name)
+        if isinstance(cond, ast.TextMatch) and cond.kind == "matches":
+            raise self.error(
+                cond.pos,
+                "MATCHES filters by related records (segments, products bought), which "
+                "Quarry does not keep: filter the dimensions with =, IN or CONTAINS instead.",
+            )
+        field = lookup(self.ds, left.name)
+        if field is None and left.name in NOT_SYNCED.get(self.ds.name, {}):
+            self.field(left, self.ds)  # says why
+            raise _Fail()
         if field is None:
             pool = [f.name for f in self.ds.fields if f.role == "dimension"]
             raise self.error(
@@ -749,21 +946,48 @@ class _Checker:
         q = self.q
         if q.limit is None:
             return DEFAULT_LIMIT
-        if q.limit < 1 or q.limit > MAX_LIMIT:
-            self.error(q.clauses["LIMIT"], f"LIMIT must be between 1 and {MAX_LIMIT}.")
+        most = self.ctx.max_groups
+        if q.limit < 1 or q.limit > most:
+            self.error(
+                q.clauses["LIMIT"],
+                f"LIMIT must be between 1 and {most:,} (the most rows a query may return).",
+            )
         return q.limit
+
+
+def comparison_name(text: str) -> str:
+    """The `<name>` of a comparison's generated columns, as ShopifyQL derives it from what
+    was written: a date loses its dashes (2023-01-01 -> 20230101), a minus sign becomes
+    `sub` (startOfQuarter(-3q) -> startOfQuarter_sub_3q, -14d -> sub_14d), every other run
+    of non-alphanumerics one `_`, and UNTIL is lowercased."""
+    name = re.sub(r"(\d{4})-(\d{2})-(\d{2})", r"\1\2\3", text)
+    name = re.sub(r"(\d{2}):(\d{2})", r"\1\2", name)
+    name = re.sub(r"\b(?i:until)\b", "until", name)
+    name = re.sub(r"-(?=\d)", "_sub_", name)
+    return re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_")
 
 
 def _renamed(col: Column, alias: str | None) -> Column:
     if not alias:
         return col
-    return Column(alias, alias, col.type, col.role, col.kind, col.sql, col.expr, col.money)
+    return Column(
+        alias,
+        alias,
+        col.type,
+        col.role,
+        col.kind,
+        col.sql,
+        col.expr,
+        col.money,
+        granularity=col.granularity,
+        additive=col.additive,
+    )
 
 
 def _agg_type(func: str, field: Field) -> str:
     if func in ("count", "count_distinct"):
         return "number"
-    return field.type if field.type in ("money", "number", "date") else "number"
+    return field.type if field.type in ("money", "number", "date", "percent") else "number"
 
 
 def _arith_type(op: str, left: str, right: str) -> str:

@@ -22,6 +22,7 @@ from warehouse.query.plan import (
     RMatch,
     RNot,
     RNull,
+    Source,
 )
 from warehouse.query.sql import Sql, pushdown_safe
 
@@ -37,29 +38,35 @@ class Relations:
 
 
 def bucket_sql(plan: Plan) -> Sql | None:
-    """The time bucket of a row: its local first day (DATE), or for hours the UTC instant
-    where its local hour starts (so the two 01:00 hours of a DST fall-back stay apart)."""
-    g = plan.granularity
-    if g is None:
+    """The time bucket of a row at the plan's granularity (see time_bucket_sql)."""
+    if plan.granularity is None:
         return None
-    local = plan.local_sql
-    if g == "hour":
-        time_col = f"t.{plan.source.time_column}"
-        return Sql(f"({time_col} - (") + local + " - date_trunc('hour', " + local + ")))"
+    return time_bucket_sql(plan.granularity, plan.local_sql, plan.source, plan.clock.week_start)
+
+
+def time_bucket_sql(g: str, local: Sql, source: Source, week_start: int) -> Sql:
+    """The `g` bucket of a row whose local time is `local`: its local first day (DATE),
+    or for hours, minutes and seconds the UTC instant where the local one starts (so the
+    two 01:00 hours of a DST fall-back stay apart), or the number of a cycle."""
+    if g in ("hour", "minute", "second"):
+        time_col = f"t.{source.time_column}"
+        return Sql(f"({time_col} - (") + local + f" - date_trunc('{g}', " + local + ")))"
     if g == "hour_of_day":
         return "hour(" + local + ")"
     if g == "day_of_week":
         return "isodow(" + local + ")"
+    if g == "week_of_year":
+        return "weekofyear(" + local + ")"
     if g == "month_of_year":
         return "month(" + local + ")"
-    if g == "week" and plan.clock.week_start != 0:
+    if g == "week" and week_start != 0:
         # date_trunc weeks start on Monday; shift so they start on the chosen day.
-        shift = (7 - plan.clock.week_start) % 7
+        shift = (7 - week_start) % 7
         return (
             "CAST(date_trunc('week', " + local + f" + INTERVAL {shift} DAY)"
             f" - INTERVAL {shift} DAY AS DATE)"
         )
-    return f"CAST(date_trunc('{g}', " + local + ") AS DATE)"
+    return "CAST(date_trunc('" + g + "', " + local + ") AS DATE)"
 
 
 def where_sql(cond: RCond) -> Sql:
@@ -112,6 +119,7 @@ def aggregate_sql(
     include: tuple[int, tuple[object, ...]] | None = None,
     parts: list[int] | None = None,
     limit: int | None = None,
+    grouping_sets: list[list[int]] | None = None,
 ) -> Sql:
     """SELECT the grouped dims (d0..), the bucket (b), the aggregates (p0..) and the number
     of rows without an exchange rate (missing_fx) over one window.
@@ -132,6 +140,11 @@ def aggregate_sql(
     indexes = range(len(plan.parts)) if parts is None else parts
     for k in indexes:
         select.append(f"{plan.parts[k].sql} AS p{k}")
+    if grouping_sets is not None and groups:
+        # Which grouping set a row belongs to, as GROUPING's bit mask over the keys (a
+        # bit set where the key is rolled up), next to last: see grouping_mask. GROUPING
+        # takes the grouped expressions themselves (the zone in a bucket is a literal).
+        select.append("grouping(" + Sql.join(", ", groups) + ") AS quarry_g")
     select.append(
         "count(*) FILTER (WHERE f.factor IS NULL) AS missing_fx" if rel.fx else "0 AS missing_fx"
     )
@@ -172,12 +185,23 @@ def aggregate_sql(
     if _STORE_COLUMN.search(" ".join((columns.text, fx_join, where.text))):
         sql = sql + f" JOIN {rel.stores} s ON s.store_id = t.store_id"
     sql = sql + fx_join + " WHERE " + where
-    if groups:
+    if groups and grouping_sets is not None:
+        # Detail rows and their totals in one pass over the events (WITH TOTALS and
+        # GROUP_TOTALS), each set a list of positions among the grouped keys.
+        sets = ", ".join("(" + ", ".join(str(k + 1) for k in g) + ")" for g in grouping_sets)
+        sql = sql + f" GROUP BY GROUPING SETS ({sets})"
+    elif groups:
         # By position: an expression with a bound zone would not match its SELECT twin.
         sql = sql + " GROUP BY " + ", ".join(str(k + 1) for k in range(len(groups)))
     if limit is not None:
         sql = sql + f" LIMIT {int(limit)}"
     return sql
+
+
+def grouping_mask(kept: list[int], width: int) -> int:
+    """GROUPING(k0, ..., k{width-1}) of the rows of the grouping set that keeps the keys
+    at positions `kept`: the first key is the highest bit, a rolled-up key a set bit."""
+    return sum(1 << (width - 1 - k) for k in range(width) if k not in kept)
 
 
 def candidates_sql(

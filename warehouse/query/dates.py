@@ -18,11 +18,24 @@ from dateutil.relativedelta import relativedelta
 from warehouse.query import ast
 from warehouse.query.diagnostics import did_you_mean
 
-UNITS = {"h": "hour", "d": "day", "w": "week", "m": "month", "q": "quarter", "y": "year"}
+UNITS = {
+    "s": "second",
+    "min": "minute",
+    "h": "hour",
+    "d": "day",
+    "w": "week",
+    "m": "month",
+    "q": "quarter",
+    "y": "year",
+}
+# Units shorter than a day are measured on the UTC timeline (an hour is 3,600 s even on a
+# DST night); days and longer on local calendar dates.
+_CLOCK_UNITS = {"second": timedelta(seconds=1), "minute": timedelta(minutes=1),
+                "hour": timedelta(hours=1)}  # fmt: skip
 PERIODS = ("day", "week", "month", "quarter", "year")
 NAMED_RANGES = tuple(
     [f"{edge}_{unit}" for edge in ("this", "last") for unit in ("week", "month", "quarter", "year")]
-    + ["today", "yesterday"]
+    + ["today", "yesterday", "this_weekend", "last_weekend"]
 )
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
@@ -164,19 +177,25 @@ def period_step(unit: str, n: int = 1) -> relativedelta:
 
 
 def period(unit: str, anchor: datetime, clock: Clock) -> Span:
-    """The `unit` period (hour, day, ... year) that contains the local time `anchor`."""
-    if unit == "hour":
-        start = clock.utc(anchor.replace(minute=0, second=0, microsecond=0))
-        return Span(start, start + timedelta(hours=1))
+    """The `unit` period (second, minute, hour, day, ... year) that contains the local
+    time `anchor`."""
+    if unit in _CLOCK_UNITS:
+        local = anchor.replace(microsecond=0)
+        if unit in ("hour", "minute"):
+            local = local.replace(second=0)
+        if unit == "hour":
+            local = local.replace(minute=0)
+        start = clock.utc(local)
+        return Span(start, start + _CLOCK_UNITS[unit])
     first = period_start(unit, anchor.date(), clock.week_start)
     return Span(clock.midnight(first), clock.midnight(first + period_step(unit)))
 
 
 def shifted(amount: int, unit_letter: str, clock: Clock) -> datetime:
     """Local now moved back by an offset such as -3m (months) or -6h (hours)."""
-    if unit_letter == "h":
-        return clock.local(clock.now - timedelta(hours=amount))
     unit = UNITS[unit_letter]
+    if unit in _CLOCK_UNITS:
+        return clock.local(clock.now - _CLOCK_UNITS[unit] * amount)
     return clock.local_now - period_step(unit, amount)
 
 
@@ -235,6 +254,18 @@ def named_range(name: str, clock: Clock) -> Span:
         back = 0 if name == "today" else 1
         return period("day", clock.local_now - timedelta(days=back), clock)
     edge, _, unit = name.partition("_")
+    if unit == "weekend" and edge in ("this", "last"):
+        # Saturday and Sunday of this (or last) week; this one ends at the end of today
+        # when today is in it, like the other this_* ranges.
+        monday = clock.today - timedelta(days=clock.today.weekday())
+        saturday = monday + timedelta(days=5) - timedelta(days=7 if edge == "last" else 0)
+        end = clock.midnight(saturday + timedelta(days=2))
+        if edge == "this":
+            end = min(end, clock.midnight(clock.today + timedelta(days=1)))
+            if end <= clock.midnight(saturday):
+                # Before Saturday this weekend has not begun: the one just gone.
+                return named_range("last_weekend", clock)
+        return Span(clock.midnight(saturday), end)
     if edge == "this" and unit in PERIODS[1:]:
         # To date: the rest of the period has not happened yet.
         current = period(unit, clock.local_now, clock)
@@ -333,6 +364,15 @@ def _comparison_window(item: ast.CompareItem, main: Window, clock: Clock) -> Win
     if item.keyword == "previous_year_match_day_of_week":
         weeks = timedelta(days=364)
         return Window(clock.utc(lo - weeks), clock.utc(hi - weeks))
+    if item.keyword is not None and item.keyword.startswith("previous_"):
+        # previous_quarter ... previous_second: the window moved back by one such unit,
+        # on local dates for days and longer, on the UTC timeline below a day.
+        unit = item.keyword.removeprefix("previous_")
+        if unit in _CLOCK_UNITS:
+            step = _CLOCK_UNITS[unit]
+            return Window(main.gte - step, main.lt - step)
+        back = period_step(unit)
+        return Window(clock.utc(lo - back), clock.utc(hi - back))
     assert item.start is not None
     start = resolve_point(item.start, clock)
     if item.end is not None:
@@ -345,6 +385,8 @@ def _comparison_window(item: ast.CompareItem, main: Window, clock: Clock) -> Win
 # ---- buckets ----
 
 TIME_GRANULARITIES = (
+    "second",
+    "minute",
     "hour",
     "day",
     "week",
@@ -353,30 +395,32 @@ TIME_GRANULARITIES = (
     "year",
     "hour_of_day",
     "day_of_week",
+    "week_of_year",
     "month_of_year",
 )
+CYCLIC_GRANULARITIES = ("hour_of_day", "day_of_week", "week_of_year", "month_of_year")
 
 
-_CYCLES = {"hour_of_day": 24, "day_of_week": 7, "month_of_year": 12}
-_HOUR = timedelta(hours=1)
+_CYCLES = {"hour_of_day": 24, "day_of_week": 7, "week_of_year": 53, "month_of_year": 12}
 
 
 def _first_bucket(granularity: str, window: Window, clock: Clock) -> datetime | date:
-    """The bucket the window starts in: a UTC instant for hours, else a local first day."""
-    if granularity == "hour":
-        return period("hour", clock.local(window.gte), clock).start
+    """The bucket the window starts in: a UTC instant for hours, minutes and seconds, else
+    a local first day."""
+    if granularity in _CLOCK_UNITS:
+        return period(granularity, clock.local(window.gte), clock).start
     return period_start(granularity, clock.local(window.gte).date(), clock.week_start)
 
 
 def _steps(granularity: str, first: datetime | date, bucket: object) -> int | None:
     """How many buckets of `granularity` lie from `first` to `bucket`, or None when
     `bucket` is not a bucket start of that grid."""
-    if granularity == "hour":
+    if granularity in _CLOCK_UNITS:
         assert isinstance(first, datetime)
         if not isinstance(bucket, datetime) or bucket.tzinfo is None:
             return None
-        hours, remainder = divmod(bucket - first, _HOUR)
-        return None if remainder else hours
+        steps, remainder = divmod(bucket - first, _CLOCK_UNITS[granularity])
+        return None if remainder else steps
     if isinstance(bucket, datetime):
         bucket = bucket.date()
     if not isinstance(bucket, date) or isinstance(first, datetime):
@@ -397,9 +441,10 @@ def bucket_count(granularity: str, window: Window, clock: Clock) -> int:
     if granularity in _CYCLES:
         return _CYCLES[granularity]
     first = _first_bucket(granularity, window, clock)
-    if granularity == "hour":
+    if granularity in _CLOCK_UNITS:
         assert isinstance(first, datetime)
-        return -((first - window.lt) // _HOUR)  # ceiling: a last, partial hour counts
+        # ceiling: a last, partial hour (minute, second) counts
+        return -((first - window.lt) // _CLOCK_UNITS[granularity])
     last_day = clock.local(window.lt - timedelta(microseconds=1)).date()
     last = period_start(granularity, last_day, clock.week_start)
     steps = _steps(granularity, first, last)
@@ -426,13 +471,15 @@ def buckets(granularity: str, window: Window, clock: Clock) -> list[object]:
         return [(clock.week_start + k) % 7 + 1 for k in range(7)]  # ISO 1 = Monday
     if granularity == "month_of_year":
         return list(range(1, 13))
+    if granularity == "week_of_year":
+        return list(range(1, 54))  # ISO weeks
     first = _first_bucket(granularity, window, clock)
     out: list[object] = []
     if isinstance(first, datetime):
         at = first
         while at < window.lt:
             out.append(at)
-            at += _HOUR
+            at += _CLOCK_UNITS[granularity]
         return out
     day, step = first, period_step(granularity)
     while clock.midnight(day) < window.lt:

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from quarry.errors import MissingExchangeRate, QueryTimedOut
 from warehouse.query import dates, rates
-from warehouse.query.compiler import Relations, aggregate_sql, candidates_sql
+from warehouse.query.compiler import Relations, aggregate_sql, candidates_sql, grouping_mask
 from warehouse.query.diagnostics import START, Diagnostic, invalid_query
 from warehouse.query.plan import (
     Arith,
@@ -241,6 +241,10 @@ class _Run:
         self.top_values: tuple[Any, ...] | None = None
         self.top_rows: dict[Key, list[Any]] | None = None
         self.group_count: int | None = None  # all groups, when the page is cut in SQL
+        # Totals read in the same pass as the groups (GROUPING SETS), by window: the grand
+        # total's parts, and each GROUP_TOTALS level's parts by (dimension prefix, bucket).
+        self.grand: dict[dates.Window, list[Any]] = {}
+        self.level_parts: dict[dates.Window, dict[int, dict[Key, list[Any]]]] = {}
 
     def fetch(self, sql: Sql, limited: bool = False) -> list[tuple[Any, ...]]:
         """The rows of an aggregate query. limited: at most max_groups of them, or the
@@ -339,6 +343,7 @@ class _Run:
             or plan.having is not None
             or not plan.order
             or not plan.dims
+            or self.rolls_up()
         ):
             return None
         name, descending = plan.order[0]
@@ -358,6 +363,8 @@ class _Run:
         plan = self.plan
         with_time = plan.granularity is not None
         top = plan.top
+        if top is None and self.rolls_up():
+            return self.rolled_up(window, with_time)
         if top is None:
             base = aggregate_sql(
                 plan, window, self.rel, group_dims=self.all_dims, with_time=with_time
@@ -413,6 +420,61 @@ class _Run:
                 if any(p is not None and p != 0 for p in parts) or plan.fill:
                     out[(tuple(full), bucket)] = parts
         return self.checked(out) if window is plan.window else out
+
+    def rolls_up(self) -> bool:
+        """Are totals read with the groups (GROUPING SETS)? For WITH TOTALS and
+        GROUP_TOTALS of a grouped query without TOP (whose Other row needs the ranking)."""
+        plan = self.plan
+        grouped = bool(plan.dims) or plan.granularity is not None
+        return plan.top is None and grouped and (plan.totals or bool(plan.group_total_levels))
+
+    def rolled_up(self, window: dates.Window, with_time: bool) -> dict[Key, list[Any]]:
+        """The window's groups, its grand total and its GROUP_TOTALS levels from one
+        aggregate query: DuckDB computes every grouping set in the same scan."""
+        plan = self.plan
+        width = len(self.all_dims) + (1 if with_time else 0)
+        bucket = [width - 1] if with_time else []
+        detail = list(range(width))
+        sets: dict[int, tuple[str, int | None]] = {grouping_mask(detail, width): ("rows", None)}
+        for level in plan.group_total_levels:
+            kept = list(range(level + 1)) + bucket
+            sets.setdefault(grouping_mask(kept, width), ("level", level))
+        if plan.totals:
+            sets.setdefault(grouping_mask([], width), ("grand", None))
+        kept_sets = [
+            list(range(width))
+            if kind == "rows"
+            else (list(range((level or 0) + 1)) + bucket if kind == "level" else [])
+            for kind, level in sets.values()
+        ]
+        sql = aggregate_sql(
+            plan,
+            window,
+            self.rel,
+            group_dims=self.all_dims,
+            with_time=with_time,
+            grouping_sets=kept_sets,
+        )
+        rows = self.fetch(sql, limited=window is plan.window)
+        detail_rows: list[tuple[Any, ...]] = []
+        levels: dict[int, dict[Key, list[Any]]] = {}
+        for row in rows:
+            kind, row_level = sets[int(row[-2])]
+            row = row[:-2] + row[-1:]  # without the grouping mask
+            if kind == "rows":
+                detail_rows.append(row)
+            elif kind == "grand":
+                self.grand[window] = self.parts_of(row[width:-1])
+            else:
+                assert row_level is not None
+                keyed = self.keyed([row], self.all_dims, with_time)
+                ((dims_, b), parts) = next(iter(keyed.items()))
+                levels.setdefault(row_level, {})[(dims_[: row_level + 1], b)] = parts
+        if plan.totals and window not in self.grand:
+            self.grand[window] = self.empty_parts()  # no rows at all in the window
+        self.level_parts[window] = levels
+        groups = self.keyed(detail_rows, self.all_dims, with_time)
+        return self.checked(groups) if window is plan.window else groups
 
     def checked(self, groups: dict[Key, list[Any]]) -> dict[Key, list[Any]]:
         """The main window's groups, refused when they (or, with TIMESERIES, every bucket
@@ -505,17 +567,38 @@ class _Run:
                     continue
             aligned.append((comparison.name, index))
         out = []
-        for key, parts in main.items():
+        levels = self.level_parts.get(plan.window, {})
+        running: dict[tuple[tuple[Any, ...], str], Decimal] = {}
+        for key, parts in sorted(main.items(), key=lambda item: self.time_order(item[0])):
             values: dict[str, Any] = {}
             raw: dict[str, Decimal | None] = {}
             for col in plan.columns:
                 if col.kind == "time":
                     values[col.name] = bucket_value(plan.granularity or "", key[1], plan.zone)
                 elif col.kind == "dim":
-                    values[col.name] = dimension_value(key[0][plan.dims.index(_base(col, plan))])
+                    value = key[0][plan.dims.index(_base(col, plan))]
+                    values[col.name] = (
+                        bucket_value(col.granularity, value, plan.zone)
+                        if col.granularity
+                        else dimension_value(value)
+                    )
                 elif col.kind == "metric":
                     raw[col.name] = _evaluate(col.expr, parts)
                     values[col.name] = metric_value(raw[col.name], col.type, plan.currency)
+                elif col.kind == "group_total":
+                    assert col.level is not None
+                    group = (key[0][: col.level + 1], key[1])
+                    total = levels.get(col.level, {}).get(group) or self.empty_parts()
+                    values[col.name] = metric_value(
+                        _evaluate(col.expr, total), col.type, plan.currency
+                    )
+                elif col.kind == "cumulative":
+                    # A running total along time within the group: the exact sum so far,
+                    # rounded once like any figure.
+                    series = (key[0], col.name)
+                    step = raw.get(col.base or "") or Decimal(0)
+                    running[series] = running.get(series, Decimal(0)) + step
+                    values[col.name] = metric_value(running[series], col.type, plan.currency)
             for name, index in aligned:
                 try:
                     cparts = index.get(self.align(plan.window, key)) or self.empty_parts()
@@ -524,6 +607,10 @@ class _Run:
                 self.comparison_values(values, raw, cparts, name)
             out.append((key, values))
         return out
+
+    def time_order(self, key: Key) -> tuple[Any, ...]:
+        """Groups in time order (for running totals): by group, then bucket."""
+        return (tuple(str(v) for v in key[0]), _Sortable(_bucket_sort(self.plan, key[1]), False))
 
     def comparison_values(
         self, values: dict[str, Any], raw: dict[str, Any], cparts: list[Any], name: str
@@ -580,6 +667,9 @@ class _Run:
         windows = {"": plan.window} | {c.name: c.window for c in plan.comparisons}
         parts = {}
         for name, window in windows.items():
+            if window in self.grand:  # read with the groups, in the same pass
+                parts[name] = self.grand[window]
+                continue
             rows = self.fetch(aggregate_sql(plan, window, self.rel, group_dims=[], with_time=False))
             parts[name] = self.parts_of(rows[0][:-1]) if rows else self.empty_parts()
         out: dict[str, Any] = {}

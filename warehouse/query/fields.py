@@ -7,7 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from warehouse.catalog import Dataset, Field
-from warehouse.query.plan import Arith, MetricExpr, Part, PartRef, Source
+from warehouse.query.plan import Arith, Const, MetricExpr, Part, PartRef, Source
 
 ZERO = Decimal(0)
 
@@ -15,9 +15,91 @@ SOURCES = {
     "sales": Source("sales", "happened_at", "happened_at_account", "happened_at_store"),
 }
 
-# `sales` metrics computed from other columns rather than aggregated from their own.
-SEMANTIC_METRICS = ("orders", "customers", "average_order_value")
 _ORDERS_SQL = "COUNT(DISTINCT CASE WHEN t.event_type = 'order' THEN t.order_id END)"
+# Shopify counts the customers who placed an order in the window: a customer whose only
+# event in it is a return is not one of them.
+_CUSTOMERS_SQL = "COUNT(DISTINCT CASE WHEN t.event_type = 'order' THEN t.customer_id END)"
+# `sales` metrics computed from other columns rather than aggregated from their own: the
+# counts and ratios, and the reversal totals, which are the return events' share of a
+# column (Shopify's 2026 names for what refunds, returns, edits and cancellations undo).
+_REVERSALS = {
+    "shipping_reversals": "shipping_charges",
+    "tax_reversals": "taxes",
+    "total_sales_reversals": "total_sales",
+}
+_COSTED = "t.cost_is_recorded"
+SEMANTIC_METRICS = (
+    "orders",
+    "customers",
+    "average_order_value",
+    "net_sales_with_cost_recorded",
+    "gross_profit",
+    "gross_margin",
+    *_REVERSALS,
+)
+
+# ShopifyQL's names that Quarry serves under another: the 2026-04 renames of the returns
+# fields (the old names stay accepted, as in Shopify until 2027-04) and names of the
+# same figure. A column is named as the query wrote it.
+ALIASES: dict[str, dict[str, str]] = {
+    "sales": {
+        "sales_reversals": "returns",
+        "net_sales_reversals": "returns",
+        "net_returns": "returns",
+        "reversed_quantity": "returned_item_quantity",
+        "quantity_returned": "returned_item_quantity",
+        "shipping_returned": "shipping_reversals",
+        "taxes_returned": "tax_reversals",
+        "total_returns": "total_sales_reversals",
+    },
+    # Record datasets answer to the names ShopifyQL's sales schema gives the same things
+    # (`FROM orders SHOW orders GROUP BY order_id` as written for sales).
+    "orders": {"orders": "order_count", "order_id": "id", "discount_code": "discount_codes"},
+    "customers": {"customers": "customer_count", "customer_id": "id"},
+    "products": {
+        "products": "product_count",
+        "product_id": "id",
+        "product_title": "title",
+        "product_vendor": "vendor",
+    },
+    "draft_orders": {"draft_orders": "draft_order_count", "draft_order_id": "id"},
+}
+
+# Fields of ShopifyQL's `sales` schema that Quarry cannot answer from what it syncs today,
+# with the reason a query naming one is told (rather than "unknown field").
+NOT_SYNCED: dict[str, dict[str, str]] = {
+    "sales": {
+        **dict.fromkeys(
+            ("gross_sales_reversals", "gross_returns", "discount_reversals", "discounts_returned"),
+            "reversals are modelled net of discounts only (sales_reversals)",
+        ),
+        **dict.fromkeys(
+            ("sessions", "conversion_rate", "referrer_source", "utm_campaign_name"),
+            "online store sessions and marketing attribution are not synced",
+        ),
+    },
+}
+
+# The store a row belongs to, by name: a dimension of every dataset (stores are what an
+# account's query spans), though only `sales` lists it in the catalog.
+STORE = Field("store", "Store", "Name of the store.", "string")
+
+# Is this order the customer's first in its store? Decided over every synced order of the
+# customer (not only those in the window), as Shopify's customer_type is.
+_CUSTOMER_TYPE_SQL = (
+    "CASE WHEN t.customer_id IS NULL THEN NULL WHEN t.order_id = (SELECT arg_min(x.order_id,"
+    " (x.happened_at, x.order_id)) FROM sales x WHERE x.event_type = 'order' AND"
+    " x.store_id = t.store_id AND x.customer_id = t.customer_id) THEN 'First-time'"
+    " ELSE 'Returning' END"
+)
+
+
+def lookup(dataset: Dataset, name: str) -> Field | None:
+    """The field `name` stands for in `dataset`: its own, an alias's, or the store."""
+    field = dataset.field(ALIASES.get(dataset.name, {}).get(name, name))
+    if field is None and name == "store":
+        return STORE
+    return field
 
 
 def source_for(dataset: Dataset) -> Source:
@@ -28,6 +110,8 @@ def source_for(dataset: Dataset) -> Source:
 def dimension_sql(field: Field) -> str:
     if field.name == "store":
         return "s.name"  # the store's name comes from the caller's readable stores
+    if field.name == "customer_type":
+        return _CUSTOMER_TYPE_SQL
     return f"t.{field.source}"
 
 
@@ -84,7 +168,26 @@ def semantic(name: str, fx: bool, parts: PartRegistry, dataset: Dataset) -> Metr
     if name == "orders":
         return parts.ref(_ORDERS_SQL, ZERO)
     if name == "customers":
-        return parts.ref("COUNT(DISTINCT t.customer_id)", ZERO)
+        return parts.ref(_CUSTOMERS_SQL, ZERO)
+    if name in _REVERSALS:
+        column = dataset.field(_REVERSALS[name])
+        assert column is not None
+        return parts.ref(
+            f"SUM({value_sql(column, fx)}) FILTER (WHERE t.event_type = 'return')", ZERO
+        )
+    if name in ("net_sales_with_cost_recorded", "gross_profit", "gross_margin"):
+        # Shopify's profit figures leave out the sales of products without a cost: gross
+        # profit is what they sold for less what they cost, the margin its share.
+        net_field, cost_field = dataset.field("net_sales"), dataset.field("cost_of_goods_sold")
+        assert net_field is not None and cost_field is not None
+        costed = parts.ref(f"SUM({value_sql(net_field, fx)}) FILTER (WHERE {_COSTED})", ZERO)
+        if name == "net_sales_with_cost_recorded":
+            return costed
+        cost = parts.ref(f"SUM({value_sql(cost_field, fx)}) FILTER (WHERE {_COSTED})", ZERO)
+        profit = Arith("-", costed, cost)
+        if name == "gross_profit":
+            return profit
+        return Arith("*", Arith("/", profit, costed), Const(Decimal(100)))
     gross = dataset.field("gross_sales")
     discounts = dataset.field("discounts")
     assert gross is not None and discounts is not None

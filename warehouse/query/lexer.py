@@ -43,7 +43,9 @@ _DATETIME = re.compile(
     r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:\d{2})?"
 )
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?![\w:])")
-_OFFSET = re.compile(r"-\d+[hdwmqy](?!\w)")
+# Offset units: s, min, h, d, w, m (month), q, y. An unsigned offset (0m) is one a date
+# function takes (startOfMonth(0m)); "min" is tried before "m".
+_OFFSET = re.compile(r"-?\d+(?:min|[shdwmqy])(?!\w)")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?(?![\w])")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _OPS = ("!=", "<>", "<=", ">=", "=", "<", ">", "+", "-", "*", "/", "(", ")", ",")

@@ -7,6 +7,7 @@ clause, not only the first.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date, datetime
@@ -36,16 +37,42 @@ CLAUSE_WORDS = (
     "with",
 )
 AGGREGATES = ("sum", "avg", "min", "max", "count", "count_distinct", "median")
-COMPARE_KEYWORDS = ("previous_period", "previous_year", "previous_year_match_day_of_week")
+COMPARE_KEYWORDS = (
+    "previous_period",
+    "previous_year",
+    "previous_year_match_day_of_week",
+    "previous_quarter",
+    "previous_month",
+    "previous_week",
+    "previous_day",
+    "previous_hour",
+    "previous_minute",
+    "previous_second",
+)
 DATE_FUNCTIONS = tuple(
     f"{edge}of{unit}"
     for edge in ("start", "end")
-    for unit in ("day", "week", "month", "quarter", "year")
+    for unit in ("second", "minute", "hour", "day", "week", "month", "quarter", "year")
 )
 DATE_WORDS = ("now", "today", "yesterday")
-MODIFIERS = ("TOTALS", "PERCENT_CHANGE", "CURRENCY", "TIMEZONE", "WEEK_START")
-# Accepted for ShopifyQL compatibility, documented as having no effect on the table.
-IGNORED_MODIFIERS = ("GROUP_TOTALS", "CUMULATIVE_VALUES")
+MODIFIERS = (
+    "TOTALS",
+    "GROUP_TOTALS",
+    "PERCENT_CHANGE",
+    "CUMULATIVE_VALUES",
+    "CURRENCY",
+    "TIMEZONE",
+    "WEEK_START",
+)
+# ShopifyQL's attribution models credit sales to marketing touchpoints (sessions, clicks),
+# which Quarry does not sync: they parse, and the checker refuses them by name.
+ATTRIBUTION_MODIFIERS = (
+    "FIRST_CLICK_ATTRIBUTION",
+    "LAST_CLICK_ATTRIBUTION",
+    "LAST_NON_DIRECT_CLICK_ATTRIBUTION",
+    "ANY_CLICK_ATTRIBUTION",
+    "LINEAR_ATTRIBUTION",
+)
 _COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
 # No offset of ten digits fits in the calendar (9998 years are about 88 million hours), and
 # int() refuses digit strings past 4,300: longer amounts are out of range before int().
@@ -60,6 +87,9 @@ _MAX_INTEGER_DIGITS = 18
 # so they are counted per clause.
 MAX_NESTING = 50
 MAX_OPERATORS = 256
+
+
+_OFFSET_PARTS = re.compile(r"(-?)(\d+)(min|[a-z])")
 
 
 class _Error(Exception):
@@ -246,15 +276,16 @@ class _Parser:
                 # ShopifyQL's multi-store form; Quarry always reads every readable store.
                 self.advance()
             q.dataset = self.ident("a dataset name")
+            while self.at_op(","):
+                # A multi-fact query (FROM sales, sessions): parsed, refused by the checker.
+                self.advance()
+                q.extra_datasets.append(self.ident("a dataset name"))
         elif word == "show":
             q.show = self.show_items()
         elif word == "visualize":
             self.once("VISUALIZE", tok)
             self.advance()
-            self.show_items()  # accepted and checked for syntax only
-            if self.tok.is_word("type"):
-                self.advance()
-                self.ident("a visualization type")
+            q.visualize = self.visualize_items()
         elif word == "where":
             q.where = self.condition()
         elif word == "having":
@@ -280,6 +311,31 @@ class _Parser:
                 q.offset = self.integer("a row offset")
         elif word == "with":
             q.modifiers = self.modifiers()
+
+    # ---- VISUALIZE ----
+
+    def visualize_items(self) -> list[ast.ShowItem]:
+        """VISUALIZE metric [TYPE t] [, ...] [MAX n] [ANNOTATE ...]: the chart changes
+        nothing in a table, so only the metrics are kept (they are the SHOW of a query that
+        has none)."""
+        items = []
+        while True:
+            items.append(self.show_item())
+            if self.tok.is_word("type"):
+                self.advance()
+                self.ident("a visualization type")
+            if not self.at_op(","):
+                break
+            self.advance()
+        if self.tok.is_word("max"):
+            self.advance()
+            self.integer("the number of data points")
+        if self.tok.is_word("annotate"):
+            # Annotations are marks on a chart; their text runs to the next clause.
+            self.advance()
+            while not self.at_clause():
+                self.advance()
+        return items
 
     # ---- SHOW ----
 
@@ -407,7 +463,7 @@ class _Parser:
             elif tok.kind is Kind.EOF:
                 return False
             elif (tok.kind is Kind.OP and tok.value in _COMPARISONS) or tok.is_word(
-                "and", "or", "not", "in", "between", "starts", "ends", "contains", "is"
+                "and", "or", "not", "in", "between", "starts", "ends", "contains", "is", "matches"
             ):
                 return True
         return False
@@ -422,9 +478,9 @@ class _Parser:
         if tok.is_word("not"):
             self.advance()
             negated = True
-            if not self.tok.is_word("in", "between", "contains"):
+            if not self.tok.is_word("in", "between", "contains", "matches"):
                 raise self.fail(
-                    f"Expected IN, BETWEEN or CONTAINS after NOT but found "
+                    f"Expected IN, BETWEEN, CONTAINS or MATCHES after NOT but found "
                     f"{self.describe(self.tok)}."
                 )
         tok = self.tok
@@ -450,12 +506,33 @@ class _Parser:
             self.expect_word("with")
             kind = "starts" if tok.is_word("starts") else "ends"
             return ast.TextMatch(left, kind, self.expr(), False, left.pos)
+        if tok.is_word("matches"):
+            # A filter on related records (MATCHES (...)): parsed whole, refused by the
+            # checker, since Quarry keeps no such relations.
+            self.advance()
+            self.expect_op("(")
+            depth = 1
+            while depth and self.tok.kind is not Kind.EOF:
+                if self.at_op("("):
+                    depth += 1
+                elif self.at_op(")"):
+                    depth -= 1
+                self.advance()
+            if depth:
+                raise self.fail("Expected ')' to close MATCHES but found the end of the query.")
+            return ast.TextMatch(left, "matches", ast.StringLit("", tok.pos), negated, tok.pos)
         if tok.is_word("is"):
             self.advance()
             neg = False
             if self.tok.is_word("not"):
                 self.advance()
                 neg = True
+            if self.tok.is_word("true", "false"):
+                # IS [NOT] TRUE/FALSE: a boolean comparison, NOT flipping it.
+                value = self.advance().text.lower() == "true"
+                return ast.Compare(
+                    left, "!=" if neg else "=", ast.BoolLit(value, self.tok.pos), left.pos
+                )
             self.expect_word("null")
             return ast.IsNull(left, neg, left.pos)
         raise self.fail(
@@ -557,18 +634,26 @@ class _Parser:
             raise self.fail(str(exc), at) from exc
 
     def offset(self, tok: Token) -> tuple[int, str]:
-        """An OFFSET token (-30d) as (30, "d")."""
-        digits = tok.text[1:-1]
+        """An OFFSET token (-30d, -15min, 0m) as (30, "d"): how far back. Offsets count
+        back; the only unsigned one is zero (startOfMonth(0m) is this month)."""
+        match = _OFFSET_PARTS.fullmatch(tok.text)
+        assert match is not None  # the lexer only makes OFFSET tokens of this shape
+        sign, digits, unit = match.groups()
         if len(digits.lstrip("0")) > _MAX_OFFSET_DIGITS:
             raise self.fail(str(out_of_range(f"offset {tok.text}")), tok)
-        return int(digits), tok.text[-1]
+        if not sign and int(digits):
+            raise self.fail(
+                f"Offsets count back from now: write -{tok.text} (only 0{unit} has no sign).",
+                tok,
+            )
+        return int(digits), unit
 
     def compare_items(self) -> list[ast.CompareItem]:
         items = []
         while True:
             tok = self.tok
             start_index = self.i
-            if tok.is_word(*COMPARE_KEYWORDS):
+            if tok.is_word(*COMPARE_KEYWORDS, "targets"):
                 self.advance()
                 items.append(ast.CompareItem(tok.pos, tok.text.lower(), keyword=tok.text.lower()))
             else:
@@ -593,7 +678,7 @@ class _Parser:
             if tok.kind is not Kind.IDENT:
                 raise self.fail(f"Expected a WITH modifier but found {self.describe(tok)}.")
             word = tok.text.upper()
-            if word not in MODIFIERS + IGNORED_MODIFIERS:
+            if word not in MODIFIERS + ATTRIBUTION_MODIFIERS:
                 hint = did_you_mean(word, MODIFIERS)
                 raise self.fail(f"Unknown WITH modifier '{tok.text}'.{hint}")
             self.advance()

@@ -162,6 +162,12 @@ class Column:
     # Generated columns: the metric they derive from and the comparison they belong to.
     base: str | None = None
     comparison: str | None = None
+    # A time granularity grouped as a dimension (a query's second time dimension).
+    granularity: str | None = None
+    # Metrics: a sum or count, whose running total (CUMULATIVE_VALUES) means something.
+    additive: bool = False
+    # GROUP_TOTALS columns: the index of the last grouped dimension their groups keep.
+    level: int | None = None
 
     def public(self) -> dict[str, str]:
         return {"name": self.name, "title": self.title, "type": self.type, "role": self.role}
@@ -214,3 +220,8 @@ class Plan:
     fx_date_sql: str = ""  # the event's date in its store's zone (for the daily rate)
     metric_columns: list[Column] = field(default_factory=list)
     group_pos: Pos | None = None  # where GROUP BY / TIMESERIES stand, for size diagnostics
+
+    @property
+    def group_total_levels(self) -> list[int]:
+        """The dimension prefixes (by last index) WITH GROUP_TOTALS adds totals for."""
+        return sorted({c.level for c in self.columns if c.level is not None})

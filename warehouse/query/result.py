@@ -25,6 +25,12 @@ class QueryResult:
     totals: dict[str, Any] | None = None
     truncated: bool = False
 
+    def table(self) -> tuple[list[str], list[list[Any]]]:
+        """The rows as a plain table: the column titles, then each row's values in column
+        order (what a CSV answer writes; totals are not rows)."""
+        names = [c["name"] for c in self.columns]
+        return [c["title"] for c in self.columns], [[r.get(n) for n in names] for r in self.rows]
+
     def public(self) -> dict[str, Any]:
         """The response body: `totals` only when asked, `truncated` only when true."""
         body: dict[str, Any] = {"columns": self.columns, "rows": self.rows}
@@ -52,10 +58,11 @@ def metric_value(value: Decimal | None, type_: str, currency: str) -> Any:
 
 def bucket_value(granularity: str, key: Any, zone: ZoneInfo) -> Any:
     """A time bucket as written in rows: YYYY-MM-DD for day to year, an ISO timestamp with
-    the zone's offset for hours, the weekday's name, or the number of hour or month."""
+    the zone's offset for hours, minutes and seconds, the weekday's name, or the number of
+    the hour, ISO week or month."""
     if key is None:
         return None
-    if granularity == "hour":
+    if granularity in ("hour", "minute", "second"):
         return key.astimezone(zone).isoformat()
     if granularity == "day_of_week":
         return WEEKDAYS[int(key) - 1].capitalize()

@@ -78,6 +78,7 @@ def product_rows(ctx: MappingContext, product: dict[str, Any]) -> dict[str, list
                 "title": v.get("title"),
                 "sku": v.get("sku") or None,
                 "price": money(v.get("price")),
+                "cost": money((v.get("inventoryItem") or {}).get("unitCost")),
                 "inventory_quantity": v.get("inventoryQuantity"),
                 "position": v.get("position"),
             }

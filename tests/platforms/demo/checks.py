@@ -19,11 +19,15 @@ MONEY_COLUMNS = {
 
 
 def frame(table: pa.Table) -> pd.DataFrame:
-    """The table as pandas, money in hundredths as int64 (exact for these magnitudes)."""
+    """The table as pandas, money in hundredths as int64 (exact for these magnitudes); a
+    money column with nulls (a cost not recorded) as nullable Int64."""
     df = table.drop_columns(MONEY_COLUMNS[_name(table)]).to_pandas()
     for column in MONEY_COLUMNS[_name(table)]:
         values = table[column].cast(pa.float64()).to_numpy(zero_copy_only=False)
-        df[column] = np.rint(values * 100).astype(np.int64)
+        if table[column].null_count:
+            df[column] = pd.array(np.rint(values * 100), dtype="Int64")
+        else:
+            df[column] = np.rint(values * 100).astype(np.int64)
     return df
 
 
@@ -192,6 +196,29 @@ def check_drafts(tables: dict[str, pa.Table]) -> None:
     assert (done["subtotal_price"].to_numpy() == placed["subtotal_price"].to_numpy()).all()
 
 
+def check_costs_and_addresses(tables: dict[str, pa.Table]) -> None:
+    """Variants cost less than they sell for, or have no cost recorded; a line costs what
+    its variant does (costs never change); an order ships to its billing address unless
+    sold at the counter; a discount code goes with a discount."""
+    variants = frame(tables["product_variants"]).set_index("id")
+    costed = variants[variants["cost"].notna()]
+    assert ((costed["cost"] > 0) & (costed["cost"] < costed["price"])).all()
+    assert variants["cost"].isna().any() or len(variants) < 12
+    lines = frame(tables["order_lines"])
+    known = lines[lines["variant_id"].isin(variants.index)]
+    expected = variants["cost"].reindex(known["variant_id"]).to_numpy()
+    assert (pd.Series(known["cost"].to_numpy()).fillna(-1) == pd.Series(expected).fillna(-1)).all()
+    orders = tables["orders"].to_pandas()
+    counter = orders["sales_channel"] == "Point of Sale"
+    assert orders.loc[counter, "shipping_country"].isna().all()
+    shipped = orders[~counter]
+    assert (shipped["shipping_country"].fillna("") == shipped["billing_country"].fillna("")).all()
+    assert (shipped["shipping_city"].fillna("") == shipped["billing_city"].fillna("")).all()
+    coded = orders["discount_codes"].notna()
+    discounted = frame(tables["orders"])["total_discounts"] > 0
+    assert (coded.to_numpy() == discounted.to_numpy()).all()
+
+
 def check_all(
     tables: dict[str, pa.Table], store_id: str, whole_units: bool, clock: pd.Timestamp
 ) -> None:
@@ -203,3 +230,4 @@ def check_all(
     check_customer_totals(tables)
     check_products(tables)
     check_drafts(tables)
+    check_costs_and_addresses(tables)

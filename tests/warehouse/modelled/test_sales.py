@@ -55,11 +55,13 @@ ORDERS = [
         total_discounts=D("6.00"), total_shipping=D("7.50"), total_tax=D("6.65"),
         total_duties=D("2.00"), total_additional_fees=D("1.25"), total_price=D("76.37"),
         total_refunded=D("30.04"), line_item_count=2, item_quantity=4,
+        shipping_country="CA", shipping_region="ON", shipping_city="Toronto",
+        discount_codes="SAVE10",
     ),
     _order(
         id="o2", order_name="#1002", created_at=_utc(2024, 11, 3, 5, 30), processed_at=None,
         customer_id=None, subtotal_price=D("200.00"), total_price=D("200.00"),
-        line_item_count=1, item_quantity=2,
+        line_item_count=1, item_quantity=2, cancelled_at=_utc(2024, 11, 4),
     ),
 ]  # fmt: skip
 PRODUCT = {"product_type": "Tea", "product_vendor": "Leaf & Co"}
@@ -67,14 +69,15 @@ LINES = [
     {"id": "l1", "store_id": STORE, "order_id": "o1", "product_id": "p1",
      "variant_id": "v1", "product_title": "Green tea", "variant_title": "250 g",
      "sku": "GT-250", "quantity": 3, "price": D("19.99"), "discount": D("6.00"),
-     "tax": D("5.40")} | PRODUCT,
+     "tax": D("5.40"), "cost": D("8.00")} | PRODUCT,
     {"id": "l2", "store_id": STORE, "order_id": "o1", "product_id": "p2",
      "variant_id": "v2", "product_title": "Mug", "variant_title": None, "sku": "MUG",
-     "quantity": 1, "price": D("5.00"), "discount": D("0.00"), "tax": D("0.50")} | PRODUCT,
+     "quantity": 1, "price": D("5.00"), "discount": D("0.00"), "tax": D("0.50"),
+     "cost": None} | PRODUCT,
     {"id": "l3", "store_id": STORE, "order_id": "o2", "product_id": "p3",
      "variant_id": "v3", "product_title": "Teapot", "variant_title": "Large",
      "sku": "TP-L", "quantity": 2, "price": D("100.00"), "discount": D("0.00"),
-     "tax": D("0.00")} | PRODUCT,
+     "tax": D("0.00"), "cost": D("40.00")} | PRODUCT,
 ]  # fmt: skip
 REFUNDS = [
     {"id": "r1", "store_id": STORE, "order_id": "o1", "created_at": _utc(2024, 3, 15, 9, 30),
@@ -206,3 +209,28 @@ def test_store_sales_reads_the_newest_lake_tables(lake: Lake, sales: pa.Table) -
     assert set(only_o1["order_id"].to_pylist()) == {"o1"}
     assert only_o1.num_rows == 8
     assert store_sales(lake, "st_other", **zones).num_rows == 0
+
+
+def test_costs_addresses_codes_and_cancellation_are_carried(sales: pa.Table) -> None:
+    """cost_of_goods_sold is the line's unit cost times the units ordered (less those
+    returned); a line without a cost, or without a product, has none recorded. The order's
+    shipping address, discount codes and cancellation are on each of its events."""
+    rows = {row["id"]: row for row in sales.to_pylist()}
+    costs = {k: (r["cost_of_goods_sold"], r["cost_is_recorded"]) for k, r in rows.items()}
+    assert costs == {
+        "l1.o": (D("24.00"), True),
+        "l2.o": (None, False),
+        "rl1.r": (D("-8.00"), True),
+        "l3.o": (D("80.00"), True),
+        "o1.shipping.o": (None, False),
+        "o1.duty.o": (None, False),
+        "o1.fee.o": (None, False),
+        "r1.shipping.r": (None, False),
+        "r1.duty.r": (None, False),
+    }
+    for event_id, row in rows.items():
+        first = row["order_id"] == "o1"
+        assert row["shipping_country"] == ("CA" if first else None), event_id
+        assert row["shipping_city"] == ("Toronto" if first else None), event_id
+        assert row["discount_code"] == ("SAVE10" if first else None), event_id
+        assert row["order_cancelled"] is (not first), event_id

@@ -147,7 +147,28 @@ def sales_rows(seed: int = 7) -> list[dict[str, Any]]:
                 "total_sales": net + shipping + taxes,
             }
         )
+        rows[-1].update(_derived(k, rows[-1]))
     return rows
+
+
+def _derived(k: int, row: dict[str, Any]) -> dict[str, Any]:
+    """The fields issue 19 added, derived from the row without the random generator (so the
+    figures every older test pins stay as they were): a cost on most product lines, the
+    shipping address of orders not sold at the counter, a discount code with a discount,
+    and a cancelled order now and then."""
+    costed = row["product_title"] is not None and k % 6 != 0
+    base = row["gross_sales"] if row["event_type"] == "order" else row["returns"]
+    places = Decimal(1).scaleb(-MINOR[row["currency"]])
+    shipped = row["sales_channel"] != "Point of Sale"
+    return {
+        "cost_of_goods_sold": (base * Decimal("0.4")).quantize(places) if costed else None,
+        "cost_is_recorded": costed,
+        "shipping_country": row["billing_country"] if shipped else None,
+        "shipping_region": None,
+        "shipping_city": row["billing_city"] if shipped else None,
+        "discount_code": "SAVE10" if row["discounts"] < 0 else None,
+        "order_cancelled": k % 13 == 0,
+    }
 
 
 def rate_rows() -> list[dict[str, Any]]:
@@ -320,6 +341,7 @@ MONEY = {
     "total_sales",
     "total_price",
     "subtotal_price",
+    "cost_of_goods_sold",
 }
 
 

@@ -14,11 +14,11 @@ from warehouse.query import compile_query
 from warehouse.query.dates import NAMED_RANGES, TIME_GRANULARITIES, UNITS
 from warehouse.query.parser import (
     AGGREGATES,
+    ATTRIBUTION_MODIFIERS,
     CLAUSE_WORDS,
     COMPARE_KEYWORDS,
     DATE_FUNCTIONS,
     DATE_WORDS,
-    IGNORED_MODIFIERS,
     MODIFIERS,
 )
 
@@ -30,14 +30,15 @@ WORDS = sorted(
         *DATE_FUNCTIONS,
         *DATE_WORDS,
         *MODIFIERS,
-        *IGNORED_MODIFIERS,
+        *ATTRIBUTION_MODIFIERS,
         *NAMED_RANGES,
         *TIME_GRANULARITIES,
         *(d.name for d in DATASETS),
         *(f.name for d in DATASETS for f in d.fields),
         *("to", "as", "and", "or", "not", "in", "between", "is", "null", "top", "only"),
         *("asc", "desc", "offset", "contains", "starts", "ends", "true", "false", "store"),
-        *("bfcm0000", "bfcm2023", "bfcm9999", "organization", "type"),
+        *("bfcm0000", "bfcm2023", "bfcm9999", "organization", "type", "targets", "matches"),
+        *("max", "annotate", "sales_reversals", "reversed_quantity"),
     }
 )
 OPERATORS = ("=", "!=", "<>", "<", "<=", ">", ">=", "+", "-", "*", "/", "(", ")", ",")
