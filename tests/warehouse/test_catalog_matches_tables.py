@@ -13,7 +13,7 @@ from warehouse.schemas import TABLES
 
 # Columns a table holds for Quarry's own use, not served as fields of its dataset.
 INTERNAL = {
-    "orders": {"platform_id", "total_additional_fees"},
+    "orders": {"platform_id"},
     "customers": {"platform_id"},
     "products": {"platform_id"},
     "draft_orders": {"platform_id"},
