@@ -17,6 +17,7 @@ from api.ratelimit import build_limiter
 from api.routes import (
     account,
     datasets,
+    downloads,
     export_jobs,
     exports,
     health,
@@ -41,12 +42,14 @@ ROUTERS: tuple[APIRouter, ...] = (
     query.router,
     exports.router,
     export_jobs.router,
+    downloads.router,
     shopify_webhooks.router,
 )
 
 DESCRIPTION = """Records, aggregate queries and exports of the stores of one account.
 
-Every /v1 request carries `Authorization: Bearer <key>`. Every error is an RFC 7807
+Every /v1 request carries `Authorization: Bearer <key>`, except a signed download link
+(/v1/downloads/{token}, from an export email). Every error is an RFC 7807
 problem (`application/problem+json`). See docs/api.md for parameter formats and limits."""
 
 

@@ -17,6 +17,7 @@ _DESCRIPTIONS = {
     403: "Plan upgrade required, or Insufficient scope.",
     404: "Not found.",
     409: "Conflict.",
+    410: "Gone: the download link has expired.",
     422: "Unprocessable export.",
     429: "Too many requests: `Retry-After` and `X-RateLimit-Limit` say when and what.",
     500: "Internal error.",

@@ -18,7 +18,7 @@ import json
 import time
 from dataclasses import dataclass
 
-from quarry.errors import NotFound
+from quarry.errors import Gone, NotFound
 from quarry.settings import Settings
 
 _VERSION = "v1"
@@ -28,10 +28,18 @@ MAX_LIFETIME_SECONDS = 30 * 24 * 3600
 
 @dataclass
 class InvalidLink(NotFound):
-    """The link is malformed, forged or expired. A 404 for all three: a caller learns
-    nothing about which jobs exist."""
+    """The link is malformed or forged (or names no job): a 404, so a caller learns nothing
+    about which jobs exist."""
 
     title: str = "Download link not valid"
+
+
+@dataclass
+class LinkExpired(Gone):
+    """A genuine link past its expiry: 410. Checked only after the signature, so it says
+    nothing about links nobody issued."""
+
+    title: str = "Download link expired"
 
 
 def _mac_key(secret_key: str) -> bytes:
@@ -56,7 +64,8 @@ def sign(job_id: str, *, secret_keys: list[str], expires_at: int) -> str:
 
 
 def verify(token: str, *, secret_keys: list[str], now: float | None = None) -> str:
-    """The job id a token names; InvalidLink when it is malformed, forged or expired."""
+    """The job id a token names; InvalidLink when it is malformed or forged, LinkExpired
+    when it is genuine but past its expiry."""
     parts = token.split(".")
     if len(parts) != 3 or parts[0] != _VERSION:
         raise InvalidLink(detail="download link is not valid")
@@ -76,7 +85,10 @@ def verify(token: str, *, secret_keys: list[str], now: float | None = None) -> s
     except (ValueError, TypeError, KeyError):
         raise InvalidLink(detail="download link is not valid") from None
     if (time.time() if now is None else now) >= expires_at:
-        raise InvalidLink(detail="download link has expired")
+        raise LinkExpired(
+            detail="this download link has expired; run the export again or download the "
+            "file with an API key (GET /v1/export-jobs/{id}/download)"
+        )
     return job_id
 
 

@@ -77,6 +77,14 @@ class Conflict(QuarryError):
 
 
 @dataclass
+class Gone(QuarryError):
+    """What the request names existed and no longer does (an expired download link)."""
+
+    status: int = 410
+    title: str = "Gone"
+
+
+@dataclass
 class UnprocessableExport(QuarryError):
     status: int = 422
     title: str = "Unprocessable export"

@@ -7,13 +7,17 @@ queued, and files are produced by running the job in this process, as its run wo
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import pytest
 from anyio.from_thread import BlockingPortal
 from dagster import DagsterInstance
 
 from api.main import create_app
+from destinations.signed_links import download_url, sign
 from exports.files.cleanup import remove_files_for_store
 from exports.jobs.execute import execute_job
+from exports.jobs.lifecycle import FAILED, finish
 from tests.api.conftest import Client, assert_problem
 from tests.api.world import World
 from tests.exports.conftest import apply_yaml
@@ -188,3 +192,44 @@ def test_the_app_disposes_of_its_dagster_instance_when_it_stops(
         runs.close()
         app.state.reader.close()
         app.state.registry.dispose()
+
+
+def test_a_signed_link_downloads_without_a_key(
+    client: Client, world: World, configs: dict[str, str]
+) -> None:
+    key = world.keys["a_all"]
+    response = client.request("POST", f"/v1/exports/{configs['API all stores']}/run", key=key)
+    job_id = response.json()["job_id"]
+    execute_job(world.settings, world.registry, job_id, "run-in-test")
+    keyed = client.get(f"/v1/export-jobs/{job_id}/download", key=key)
+    assert keyed.status_code == 200
+
+    url, _ = download_url(world.settings, job_id, lifetime_seconds=3600)
+    followed = client.get(urlsplit(url).path)
+    assert followed.status_code == 200, followed.text
+    assert followed.content == keyed.content
+    assert followed.headers["content-type"] == keyed.headers["content-type"]
+
+    token = urlsplit(url).path.rsplit("/", 1)[1]
+    for bad in (token[:-3] + "AAA", "v1.e30.AAAA", "not-a-token", token + "x"):
+        assert_problem(client.get(f"/v1/downloads/{bad}"), 404, "Download link not valid")
+    # A genuine link to a job that does not exist says no more than a forged one.
+    unknown = sign("job_nope", secret_keys=world.settings.fernet_keys, expires_at=2**40)
+    assert_problem(client.get(f"/v1/downloads/{unknown}"), 404, "Download link not valid")
+    expired, _ = download_url(world.settings, job_id, lifetime_seconds=60, now=1_000_000)
+    gone = assert_problem(client.get(urlsplit(expired).path), 410, "Download link expired")
+    assert "expired" in gone["detail"]
+
+
+def test_downloading_a_failed_job_says_it_failed_and_why(
+    client: Client, world: World, configs: dict[str, str]
+) -> None:
+    key = world.keys["a_all"]
+    response = client.request("POST", f"/v1/exports/{configs['API all stores']}/run", key=key)
+    job_id = response.json()["job_id"]
+    with world.registry.session() as session:
+        finish(session, job_id, FAILED, error="the SFTP server refused the password")
+    refused = client.get(f"/v1/export-jobs/{job_id}/download", key=key)
+    detail = assert_problem(refused, 409, "Conflict")["detail"]
+    assert "failed" in detail and "refused the password" in detail
+    assert "poll" not in detail

@@ -8,7 +8,7 @@ import pytest
 from cryptography.fernet import Fernet
 
 from destinations import signed_links
-from destinations.signed_links import InvalidLink
+from destinations.signed_links import InvalidLink, LinkExpired
 from quarry.settings import Settings
 
 KEY = Fernet.generate_key().decode()
@@ -22,7 +22,7 @@ def test_round_trip() -> None:
 
 def test_expired() -> None:
     token = signed_links.sign("job-1", secret_keys=[KEY], expires_at=1000)
-    with pytest.raises(InvalidLink, match="expired"):
+    with pytest.raises(LinkExpired, match="expired"):
         signed_links.verify(token, secret_keys=[KEY], now=1000)
     assert signed_links.verify(token, secret_keys=[KEY], now=999) == "job-1"
 

@@ -239,6 +239,8 @@ def stack() -> Iterator[Stack]:
     services = Services(env, base)
     made = Stack(settings, registry, services)
     made.dagster_port = dagster_port
+    # Signed links in export emails point at this API, as an operator would set it.
+    services.env["QUARRY_PUBLIC_URL"] = f"http://127.0.0.1:{made.api_port}"
     try:
         with isolated_env(str(settings.home), **extra):
             made.account = seed_demo(

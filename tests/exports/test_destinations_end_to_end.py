@@ -15,10 +15,12 @@ from __future__ import annotations
 import email
 import email.policy
 import json
+import re
 import secrets
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from cryptography.hazmat.primitives import serialization
 
@@ -136,6 +138,40 @@ def test_email_attachment(
     (attachment,) = mine[0].iter_attachments()
     assert attachment.get_filename() == job["file_name"]
     assert attachment.get_payload(decode=True) == downloaded
+
+
+def test_email_link_downloads_without_a_key(
+    delivering: Stack, smtp_starttls: SmtpServer, tls: dict[str, str]
+) -> None:
+    """Above the attachment size the mail carries a signed link; following it as the
+    recipient would (no API key) gives the same bytes as the keyed download."""
+    document = export("E2E email link", delivering, {
+        "kind": "email",
+        "settings": {
+            "host": "127.0.0.1", "port": smtp_starttls.port, "security": "starttls",
+            "ca_certificate": tls["ca_pem"], "from_address": "quarry@example.com",
+            "to": [RECIPIENT], "subject": "E2E link {file_name}", "attachment_max_bytes": 0,
+        },
+        "credentials": {"username": SMTP_USER, "password": {"env": "E2E_SMTP_PASSWORD"}},
+    })  # fmt: skip
+    job, downloaded = run_and_download(delivering, document)
+    messages = [
+        email.message_from_bytes(m.original_content, policy=email.policy.default)  # type: ignore[attr-defined]
+        for m in smtp_starttls.messages
+    ]
+    (mine,) = [m for m in messages if m["Subject"] == f"E2E link {job['file_name']}"]
+    assert not list(mine.iter_attachments())
+    text = mine.get_body(preferencelist=("plain",)).get_content()  # type: ignore[union-attr]
+    match = re.search(r"(http://127\.0\.0\.1:\d+/v1/downloads/\S+)", text)
+    assert match, text
+    followed = httpx.get(match.group(1), timeout=30)
+    assert followed.status_code == 200, followed.text
+    assert followed.content == downloaded
+    assert job["file_name"] in followed.headers["content-disposition"]
+    # The link is the authority: altered, it names nothing.
+    forged = httpx.get(match.group(1)[:-2] + "xx", timeout=30)
+    assert forged.status_code == 404
+    assert forged.headers["content-type"] == "application/problem+json"
 
 
 def test_ftps_file(delivering: Stack, ftps_server: FtpServer, tls: dict[str, str]) -> None:

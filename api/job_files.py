@@ -1,0 +1,67 @@
+"""Serving an export job's file: the one code path for the keyed download
+(GET /v1/export-jobs/{id}/download) and the signed link an email carries
+(GET /v1/downloads/{token})."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import PurePosixPath
+from urllib.parse import quote
+
+from starlette.responses import FileResponse, Response, StreamingResponse
+
+from exports.files.produce import CONTENT_TYPES
+from exports.jobs.state import JobState
+from quarry.errors import Conflict, NotFound
+from quarry.files import export_files
+from quarry.settings import Settings
+from registry.models import ExportJob
+
+_NOT_TOKEN = re.compile(r'[^\x20-\x7e]|["\\]')
+
+
+def content_disposition(file_name: str) -> str:
+    """`attachment` with an ASCII `filename` for old clients and the exact name, UTF-8 and
+    percent-encoded, in `filename*` (RFC 6266, RFC 5987)."""
+    folded = unicodedata.normalize("NFKD", file_name).encode("ascii", "ignore").decode()
+    fallback = _NOT_TOKEN.sub("_", folded).strip()
+    suffix = PurePosixPath(file_name).suffix
+    suffix = suffix if suffix.isascii() else ""
+    stem = fallback.removesuffix(suffix) if suffix else fallback
+    if not stem.strip("_ ."):  # nothing readable survived the folding
+        fallback = "export" + suffix
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(file_name, safe='')}"
+
+
+def job_file_response(
+    settings: Settings, job: ExportJob, state: JobState, file_format: str
+) -> Response:
+    """The job's file, streamed with its real content type. 409 while it has none (saying
+    why when the job failed), 404 once it was removed."""
+    if job.file_path is None or job.file_name is None:
+        if state.status == "failed":
+            raise Conflict(
+                f"the job failed and has no file: {state.error or 'no reason recorded'}; "
+                "run the export again"
+            )
+        raise Conflict("the job has not produced a file yet: poll it until `file_name` is set")
+    files = export_files(settings)
+    removed_at = job.file_removed_at
+    size = None if removed_at is not None else files.size(job.file_path)
+    if size is None:
+        when = f" on {removed_at:%Y-%m-%d}" if removed_at else ""
+        raise NotFound(
+            f"the file of this job was removed{when} (its store re-synced or was removed); "
+            "run the export again for a new file"
+        )
+    headers = {"Content-Disposition": content_disposition(job.file_name)}
+    local = files.local_path(job.file_path)
+    if local is not None:
+        return FileResponse(local, media_type=CONTENT_TYPES[file_format], headers=headers)
+    # In the object store: streamed through, never staged on this role's disk.
+    return StreamingResponse(
+        files.chunks(job.file_path),
+        media_type=CONTENT_TYPES[file_format],
+        headers=headers | {"Content-Length": str(size)},
+    )
