@@ -7,6 +7,7 @@ datetimes become the same UTC format as record timestamps.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -31,8 +32,12 @@ def dumps(value: Any) -> bytes:
     ).encode()
 
 
-def json_response(value: Any, status_code: int = 200) -> Response:
-    return Response(dumps(value), status_code=status_code, media_type=JSON_MEDIA_TYPE)
+def json_response(
+    value: Any, status_code: int = 200, headers: Mapping[str, str] | None = None
+) -> Response:
+    return Response(
+        dumps(value), status_code=status_code, media_type=JSON_MEDIA_TYPE, headers=headers
+    )
 
 
 def raw_json_response(body: bytes | str) -> Response:

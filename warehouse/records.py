@@ -95,7 +95,8 @@ def parse_store_ids(raw_values: Sequence[str] | None) -> tuple[str, ...] | None:
     return tuple(dict.fromkeys(ids))
 
 
-def _positive(text: str, parameter: str, maximum: int) -> int:
+def whole_number(text: str, parameter: str, maximum: int) -> int:
+    """A paging parameter: a whole number from 1 to `maximum`, never clamped."""
     if not _DIGITS.match(text) or not 1 <= int(text) <= maximum:
         raise invalid(parameter, f"must be a whole number from 1 to {maximum}, got {text!r}")
     return int(text)
@@ -133,8 +134,8 @@ def parse_list_params(ds: Dataset, params: Sequence[tuple[str, str]]) -> RecordQ
     return RecordQuery(
         dataset=ds,
         fields=parse_fields(ds, grouped.get("fields")),
-        page=_positive(scalars.get("page", "1"), "page", MAX_PAGE),
-        page_size=_positive(
+        page=whole_number(scalars.get("page", "1"), "page", MAX_PAGE),
+        page_size=whole_number(
             scalars.get("page_size", str(DEFAULT_PAGE_SIZE)), "page_size", MAX_PAGE_SIZE
         ),
         store_ids=parse_store_ids(grouped.get("store_ids")),

@@ -7,19 +7,61 @@ file with its real content type; 409 while the job has no file, 404 once it was 
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from dataclasses import asdict
+
+from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from api.deps import ExportPrincipal, NoParameters, RegistryDep, RunsDep, SettingsDep
 from api.job_files import job_file_response
 from api.json import json_response
 from api.openapi import AUTHENTICATED, problem_responses
-from exports.configs.saved import require_config
+from exports.configs.saved import get_visible_config, require_config
 from exports.files.produce import CONTENT_TYPES
-from exports.jobs.lifecycle import get_visible_job
-from exports.jobs.listing import job_view, state_of
+from exports.jobs.lifecycle import JOB_STATUSES, get_visible_job
+from exports.jobs.listing import job_history, job_view, state_of
+from warehouse.record_filters import invalid
+from warehouse.records import MAX_PAGE, MAX_PAGE_SIZE, whole_number
 
 router = APIRouter(prefix="/v1", tags=["exports"])
+
+
+JOB_LIST_PARAMETERS = ("export_id", "status", "page", "page_size")
+
+
+@router.get("/export-jobs", responses=problem_responses(*AUTHENTICATED, 404))
+def list_export_jobs(
+    request: Request, principal: ExportPrincipal, registry: RegistryDep, runs: RunsDep
+) -> Response:
+    """The run history of the key's account, newest first: `{data, page, page_size,
+    has_more}` paged as the record lists are, narrowed by `export_id` and `status` (the
+    status the API shows). Jobs holding a store the key cannot read are left out."""
+    given: dict[str, str] = {}
+    for name, value in request.query_params.multi_items():
+        if name not in JOB_LIST_PARAMETERS:
+            raise invalid(name, f"unknown parameter: takes {', '.join(JOB_LIST_PARAMETERS)}")
+        if name in given:
+            raise invalid(name, "given more than once")
+        given[name] = value
+    status = given.get("status")
+    if status is not None and status not in JOB_STATUSES:
+        raise invalid("status", f"must be one of {', '.join(JOB_STATUSES)}, got {status!r}")
+    page = whole_number(given.get("page", "1"), "page", MAX_PAGE)
+    page_size = whole_number(given.get("page_size", "50"), "page_size", MAX_PAGE_SIZE)
+    with registry.session() as session:
+        export_id = given.get("export_id")
+        if export_id is not None:
+            get_visible_config(session, principal, export_id)
+        history = job_history(
+            session,
+            principal,
+            runs.latest,
+            export_id=export_id,
+            status=status,
+            page=page,
+            page_size=page_size,
+        )
+    return json_response(asdict(history))
 
 
 @router.get("/export-jobs/{job_id}", responses=problem_responses(*AUTHENTICATED, 404))

@@ -17,9 +17,9 @@ from api.deps import ExportPrincipal, NoParameters, RegistryDep, RunsDep, Settin
 from api.json import json_response
 from api.openapi import AUTHENTICATED, problem_responses
 from exports.configs.definition import schedule_only_reason
-from exports.configs.saved import get_visible_config
+from exports.configs.saved import config_detail, get_visible_config, run_statistics
 from exports.jobs.lifecycle import MAX_IDEMPOTENCY_KEY, QUEUED, check_idempotency_key, create_job
-from exports.jobs.listing import config_views
+from exports.jobs.listing import config_views, state_of
 from pipelines.exports.launcher import launch
 from quarry.errors import UnprocessableExport
 
@@ -73,7 +73,36 @@ def run_export(
     if created:
         # After the response: a slow or absent Dagster never delays the 202.
         background.add_task(launch, settings, registry, job_id, config_name)
-    response = json_response({"job_id": job_id, "status": QUEUED}, status_code=202)
+    response = json_response(
+        {"job_id": job_id, "status": QUEUED},
+        status_code=202,
+        headers={"Location": f"/v1/export-jobs/{job_id}"},
+    )
     if not created:
         response.headers["Idempotent-Replayed"] = "true"
     return response
+
+
+@router.get("/exports/{config_id}", responses=problem_responses(*AUTHENTICATED, 404))
+def get_export(
+    config_id: str,
+    principal: ExportPrincipal,
+    registry: RegistryDep,
+    runs: RunsDep,
+    _: NoParameters,
+) -> Response:
+    """One configuration: its columns, filters, format, destination kind and settings
+    (never credentials) and schedule, with its last run. Another account's id, or one
+    reading a store the key cannot, answers the same 404 as an unknown one."""
+    with registry.session() as session:
+        config = get_visible_config(session, principal, config_id)
+        total, newest = run_statistics(session, [config.id])[config.id]
+        status = state_of(newest, runs.latest).status if newest is not None else None
+        view = config_detail(
+            config,
+            total,
+            newest.created_at if newest is not None else None,
+            status,
+            principal.config_store_ids(config),
+        )
+    return json_response(view)

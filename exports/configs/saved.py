@@ -138,6 +138,48 @@ def config_summary(
     }
 
 
+def config_detail(
+    row: ExportConfig,
+    total_runs: int,
+    last_run_at: datetime | None,
+    last_status: str | None,
+    store_ids: list[str],
+) -> dict[str, Any]:
+    """One configuration as GET /v1/exports/{id} shows it: the summary, then what it reads
+    and where it goes. Credentials are never part of it (they are sealed apart, in
+    `credentials_secret`); destination settings hold none by construction."""
+    body = row.definition
+    schedule = (
+        {"cron": row.schedule_cron, "timezone": row.schedule_timezone}
+        if row.schedule_cron
+        else None
+    )
+    return config_summary(row, total_runs, last_run_at, last_status) | {
+        "stores": body.get("stores"),
+        "store_ids": store_ids,
+        "parts": [
+            {
+                "name": part.get("name"),
+                "entity_type": part.get("entity_type"),
+                "columns": part.get("columns", []),
+                "filters": part.get("filters", {}),
+                "query": part.get("query"),
+            }
+            for part in body.get("parts", [])
+        ],
+        "format_options": body.get("options", {}),
+        "file_name": body.get("file_name"),
+        "destination": {
+            "kind": row.destination_kind,
+            "settings": body.get("destination", {}).get("settings", {}),
+            "has_credentials": row.credentials_secret is not None,
+        },
+        "schedule": schedule,
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
+    }
+
+
 def require_config(session: Session, config_id: str) -> ExportConfig:
     row = session.get(ExportConfig, config_id)
     if row is None:

@@ -21,6 +21,7 @@ MAX_IDEMPOTENCY_KEY = 255
 _PRINTABLE = re.compile(r"^[\x21-\x7e][\x20-\x7e]*$")
 QUEUED, RUNNING, COMPLETED, FAILED = "queued", "running", "completed", "failed"
 TERMINAL = (COMPLETED, FAILED)
+JOB_STATUSES = (QUEUED, RUNNING, COMPLETED, FAILED)
 
 
 def check_idempotency_key(value: str | None) -> str | None:

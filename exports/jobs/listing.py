@@ -4,8 +4,10 @@ state from the one state function (the run is read only for unfinished rows)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from exports.configs.saved import (
@@ -25,12 +27,16 @@ def state_of(job: ExportJob, runs: RunSource) -> JobState:
     return job_state(job, runs(job.id) if needs_run_status(job) else None)
 
 
-def job_view(job: ExportJob, config: ExportConfig, runs: RunSource) -> dict[str, Any]:
-    """The Export job object of the contract, plus the additive `file_removed_at`,
-    `started_at` and `finished_at` (docs/exports.md)."""
-    state = state_of(job, runs)
+def job_view(
+    job: ExportJob, config: ExportConfig, runs: RunSource, state: JobState | None = None
+) -> dict[str, Any]:
+    """The Export job object of the contract, plus the additive `export_id`,
+    `file_removed_at`, `started_at` and `finished_at` (docs/exports.md). `state`, when the
+    caller has it already, saves a look at the run."""
+    state = state or state_of(job, runs)
     return {
         "job_id": job.id,
+        "export_id": job.config_id,
         "status": state.status,
         "name": config.name,
         "entity_type": config.entity_type,
@@ -61,3 +67,54 @@ def config_views(
         status = state_of(newest, runs).status if newest is not None else None
         views.append(config_summary(config, total, newest.created_at if newest else None, status))
     return views
+
+
+@dataclass(frozen=True)
+class JobPage:
+    """A page of the run history, as record lists page: no total, `has_more` instead."""
+
+    data: list[dict[str, Any]]
+    page: int
+    page_size: int
+    has_more: bool
+
+
+def job_history(
+    session: Session,
+    principal: Principal,
+    runs: RunSource,
+    *,
+    export_id: str | None = None,
+    status: str | None = None,
+    page: int = 1,
+    page_size: int = 50,
+) -> JobPage:
+    """The jobs of the principal's account it may see, newest first, optionally of one
+    configuration and in one state (the state the API shows, not the row's)."""
+    query = select(ExportJob).where(ExportJob.account_id == principal.account_id)
+    if export_id is not None:
+        query = query.where(ExportJob.config_id == export_id)
+    query = query.order_by(ExportJob.created_at.desc(), ExportJob.id.desc())
+    skip = (page - 1) * page_size
+    kept: list[tuple[ExportJob, JobState]] = []
+    has_more = False
+    # Visibility and the shown state are decided per row (a job's stores, its run), so
+    # rows are filtered here rather than in SQL; the scan stops one job past the page.
+    for job in session.scalars(query.execution_options(yield_per=500)):
+        if not principal.sees_job(job):
+            continue
+        state = state_of(job, runs)
+        if status is not None and state.status != status:
+            continue
+        if skip:
+            skip -= 1
+            continue
+        if len(kept) == page_size:
+            has_more = True
+            break
+        kept.append((job, state))
+    views = [
+        job_view(job, session.get_one(ExportConfig, job.config_id), runs, state)
+        for job, state in kept
+    ]
+    return JobPage(views, page, page_size, has_more)

@@ -18,6 +18,7 @@ from destinations.signed_links import download_url, sign
 from exports.files.cleanup import remove_files_for_store
 from exports.jobs.execute import execute_job
 from exports.jobs.lifecycle import FAILED, finish
+from registry.keys import create_key
 from tests.api.conftest import Client, assert_problem
 from tests.api.world import World
 from tests.exports.conftest import apply_yaml
@@ -233,3 +234,114 @@ def test_downloading_a_failed_job_says_it_failed_and_why(
     detail = assert_problem(refused, 409, "Conflict")["detail"]
     assert "failed" in detail and "refused the password" in detail
     assert "poll" not in detail
+
+
+@pytest.fixture(scope="module")
+def a_st2_key(world: World) -> str:
+    """An exports key of account a that reads st_a2 only."""
+    with world.registry.session() as session:
+        account = world.accounts["a"]
+        return create_key(
+            session, account_id=account, scopes=["exports"], store_ids=["st_a2"]
+        ).secret
+
+
+def test_one_configuration_shows_what_it_reads_and_never_its_credentials(
+    client: Client, world: World, configs: dict[str, str], a_st2_key: str
+) -> None:
+    key = world.keys["a_all"]
+    sheet = client.get(f"/v1/exports/{configs['API sheet']}", key=key)
+    assert sheet.status_code == 200, sheet.text
+    body = sheet.json()
+    assert body["id"] == configs["API sheet"] and body["name"] == "API sheet"
+    assert body["destination"]["kind"] == "google_sheets"
+    # The settings as validated (defaults filled in), which hold no secret.
+    assert body["destination"]["settings"]["spreadsheet_id"] == "s" * 20
+    assert body["destination"]["has_credentials"] is True
+    assert "GOOGLE_SA" not in sheet.text and '"credentials"' not in sheet.text
+    assert body["schedule"] == {"cron": "0 * * * *", "timezone": body["schedule"]["timezone"]}
+    assert body["runnable_via_api"] is False
+    one = client.get(f"/v1/exports/{configs['API store one']}", key=key).json()
+    assert one["stores"] == ["st_a1"] and one["store_ids"] == ["st_a1"]
+    assert one["file_name"] == "Ventes été {store}" and one["format"] == "xlsx"
+    assert one["parts"][0]["entity_type"] == "orders" and one["schedule"] is None
+    # Another account's configuration, or one beyond the key's stores: the unknown 404.
+    unknown = assert_problem(client.get("/v1/exports/exp_nope", key=key), 404, "Not found")
+    for hidden in (
+        client.get(f"/v1/exports/{configs['B orders']}", key=key),
+        client.get(f"/v1/exports/{configs['API all stores']}", key=a_st2_key),
+    ):
+        assert assert_problem(hidden, 404, "Not found")["detail"] == unknown["detail"]
+
+
+def test_a_run_answers_where_to_poll(client: Client, world: World, configs: dict[str, str]) -> None:
+    key = world.keys["a_all"]
+    response = client.request("POST", f"/v1/exports/{configs['API bundle']}/run", key=key)
+    assert response.status_code == 202
+    assert response.headers["location"] == f"/v1/export-jobs/{response.json()['job_id']}"
+    polled = client.get(response.headers["location"], key=key)
+    assert polled.status_code == 200 and polled.json()["export_id"] == configs["API bundle"]
+
+
+def test_the_run_history_is_newest_first_filtered_and_paged(
+    client: Client, world: World, configs: dict[str, str], a_st2_key: str
+) -> None:
+    key = world.keys["a_all"]
+    started = [
+        client.request("POST", f"/v1/exports/{configs[name]}/run", key=key).json()["job_id"]
+        for name in ("API store one", "API all stores", "API store one")
+    ]
+    with world.registry.session() as session:
+        finish(session, started[0], FAILED, error="refused")
+    history = client.get("/v1/export-jobs", key=key, params={"page_size": 250}).json()
+    ids = [job["job_id"] for job in history["data"]]
+    assert ids.index(started[2]) < ids.index(started[1]) < ids.index(started[0])
+    created = [job["created_at"] for job in history["data"]]
+    assert created == sorted(created, reverse=True)
+    assert history["page"] == 1 and history["has_more"] is False
+
+    mine = client.get(
+        "/v1/export-jobs", key=key, params={"export_id": configs["API store one"]}
+    ).json()["data"]
+    assert {j["export_id"] for j in mine} == {configs["API store one"]}
+    assert {started[0], started[2]} <= {j["job_id"] for j in mine}
+    failed = client.get("/v1/export-jobs", key=key, params={"status": "failed"}).json()["data"]
+    assert started[0] in {j["job_id"] for j in failed}
+    assert {j["status"] for j in failed} == {"failed"}
+
+    first = client.get("/v1/export-jobs", key=key, params={"page_size": 1}).json()
+    second = client.get("/v1/export-jobs", key=key, params={"page_size": 1, "page": 2}).json()
+    assert first["has_more"] is True and len(first["data"]) == 1
+    assert [first["data"][0]["job_id"], second["data"][0]["job_id"]] == ids[:2]
+
+    # A key without st_a1 sees none of the jobs holding st_a1's data.
+    narrow = client.get("/v1/export-jobs", key=a_st2_key).json()["data"]
+    assert not {started[0], started[1], started[2]} & {j["job_id"] for j in narrow}
+    other = client.get("/v1/export-jobs", key=world.keys["b_all"]).json()["data"]
+    assert not set(ids) & {j["job_id"] for j in other}
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"status": "done"}, "status"),
+        ({"page": "0"}, "page"),
+        ({"page_size": "251"}, "page_size"),
+        ({"sort": "asc"}, "sort"),
+    ],
+)
+def test_the_run_history_refuses_bad_parameters(
+    client: Client, world: World, params: dict[str, str], field: str
+) -> None:
+    response = client.get("/v1/export-jobs", key=world.keys["a_all"], params=params)
+    body = assert_problem(response, 400, "Invalid request")
+    assert body["errors"][0]["field"] == field
+
+
+def test_the_run_history_of_an_unseen_configuration_is_not_found(
+    client: Client, world: World, configs: dict[str, str]
+) -> None:
+    response = client.get(
+        "/v1/export-jobs", key=world.keys["a_all"], params={"export_id": configs["B orders"]}
+    )
+    assert_problem(response, 404, "Not found")
