@@ -14,6 +14,7 @@ from api.middleware import ResponseHeadersMiddleware
 from api.openapi import build_openapi
 from api.problems import install_problem_handlers
 from api.ratelimit import build_limiter
+from api.request_ids import install as install_request_ids
 from api.routes import (
     account,
     datasets,
@@ -100,4 +101,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(router)
     app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]
     mask_keys()
+    install_request_ids()
     return app

@@ -73,6 +73,11 @@ def _headers(status: str) -> dict[str, Any]:
     headers = {
         "X-RateLimit-Limit": _header("Requests allowed per window (QUARRY_RATE_LIMIT)."),
         "X-RateLimit-Remaining": _header("Requests left in the key's bucket."),
+        "X-RateLimit-Reset": _header("UTC epoch seconds when the key's budget is whole again."),
+        "X-Request-Id": _header(
+            "The request's id: the client's own X-Request-Id when sane, else a new one.",
+            "string",
+        ),
         "Cache-Control": _header("Always `no-store`.", "string"),
     }
     if status == "429":

@@ -43,6 +43,12 @@ class Decision:
     limit: int
     remaining: int
     retry_after: int = 0
+    # Seconds until the bucket is full again.
+    full_in: float = 0.0
+
+    def reset_at(self) -> int:
+        """X-RateLimit-Reset: UTC epoch seconds when the budget is whole again."""
+        return math.ceil(time.time() + self.full_in)
 
 
 class Limiter(Protocol):
@@ -90,14 +96,16 @@ class MemoryLimiter:
                 tokens -= 1
             self._buckets[bucket] = (tokens, now)
         retry = 0 if allowed else _retry_after(1 - tokens, self.quota)
-        return Decision(allowed, capacity, math.floor(tokens), retry)
+        full_in = (capacity - tokens) / self.quota.per_second
+        return Decision(allowed, capacity, math.floor(tokens), retry, full_in)
 
     def close(self) -> None:
         self._buckets.clear()
 
 
 # KEYS[1] bucket; ARGV capacity, period in microseconds. Returns {allowed, remaining,
-# microseconds until one token}. Redis's TIME is the one clock all workers agree on.
+# microseconds until one token, microseconds until full}. Redis's TIME is the one clock all
+# workers agree on.
 _SCRIPT = """
 local capacity = tonumber(ARGV[1])
 local period = tonumber(ARGV[2])
@@ -118,7 +126,7 @@ end
 redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens),
   'at', string.format('%.0f', now))
 redis.call('PEXPIRE', KEYS[1], math.ceil(period / 1000) + 1000)
-return {allowed, math.floor(tokens), wait}
+return {allowed, math.floor(tokens), wait, math.ceil((capacity - tokens) * period / capacity)}
 """
 
 
@@ -136,7 +144,7 @@ class RedisLimiter:
     def hit(self, bucket: str) -> Decision | None:
         period = round(self.quota.seconds * 1_000_000)
         try:
-            allowed, remaining, wait = self._script(
+            allowed, remaining, wait, full = self._script(
                 keys=[self.prefix + bucket], args=[self.quota.requests, period]
             )
         except redis.RedisError as exc:
@@ -145,7 +153,9 @@ class RedisLimiter:
                 logger.warning("rate limit not applied, Redis unavailable: %s", exc)
             return None
         retry = 0 if allowed else max(1, math.ceil(int(wait) / 1_000_000))
-        return Decision(bool(allowed), self.quota.requests, int(remaining), retry)
+        return Decision(
+            bool(allowed), self.quota.requests, int(remaining), retry, int(full) / 1_000_000
+        )
 
     def close(self) -> None:
         self._client.close()

@@ -158,7 +158,10 @@ LOG_CONFIG = {
         "default": {"format": "%(process)d %(name)s %(message)s"},
         "access": {
             "()": "uvicorn.logging.AccessFormatter",
-            "fmt": '%(process)d access %(client_addr)s "%(request_line)s" %(status_code)s',
+            "fmt": (
+                '%(process)d access %(client_addr)s "%(request_line)s" %(status_code)s '
+                "%(request_id)s"
+            ),
             "use_colors": False,
         },
     },
@@ -238,7 +241,38 @@ def test_two_workers_share_one_redis_bucket(world: World, tmp_path: Path) -> Non
         assert statuses.count(429) == len(statuses) - limit
         # A key in the query string is refused, and kept out of the access log.
         assert httpx.get(f"{url}/v1/orders", params={"api_key": key}).status_code == 401
+        # The request's own id is echoed and written on its access line.
+        traced = httpx.get(f"{url}/v1/account", headers={"X-Request-Id": "trace-7f3a"})
+        assert traced.headers["x-request-id"] == "trace-7f3a"
         time.sleep(0.3)
         log = log_path.read_text()
     assert "api_key=qk_***" in log
+    assert any(
+        "/v1/account" in line and " 401 " in line and line.endswith(" trace-7f3a")
+        for line in log.splitlines()
+    ), log[-2000:]
     assert key not in log and key[11:] not in log
+
+
+def test_the_reset_header_says_when_the_budget_is_whole_again(
+    make_client: Any, world: World
+) -> None:
+    client: Client = make_client(rate_limit="10/100")  # a token every 10 s
+    key = fresh_key(world)
+    before = time.time()
+    first = client.get("/v1/account", key=key).headers
+    # One token spent: whole again in 10 s.
+    assert before + 9 <= int(first["X-RateLimit-Reset"]) <= time.time() + 11
+    for _ in range(3):
+        client.get("/v1/account", key=key)
+    fourth = client.get("/v1/account", key=key).headers
+    assert int(fourth["X-RateLimit-Reset"]) >= int(first["X-RateLimit-Reset"]) + 29
+    assert int(fourth["X-RateLimit-Reset"]) <= time.time() + 51
+
+
+def test_redis_buckets_send_the_reset_header_too(make_client: Any, world: World) -> None:
+    client: Client = make_client(rate_limit="4/60", redis_url=REDIS_URL)
+    key = fresh_key(world)
+    before = time.time()
+    headers = client.get("/v1/account", key=key).headers
+    assert before + 14 <= int(headers["X-RateLimit-Reset"]) <= time.time() + 16
