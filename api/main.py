@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import APIRouter, FastAPI
 
 from api.body_limit import BodyLimitMiddleware
+from api.docs_page import install_docs
 from api.head import HeadAsGetMiddleware
 from api.logs import mask_keys
 from api.middleware import ResponseHeadersMiddleware
@@ -81,7 +82,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version="1",
         description=DESCRIPTION,
         lifespan=lifespan,
-        docs_url="/docs",
+        # /docs is api.docs_page's: Swagger UI from an installed package, not a CDN.
+        docs_url=None,
         redoc_url=None,
         # /v1/orders/ is not /v1/orders: a 404 problem, not a redirect to a Location built
         # from the client's Host header.
@@ -97,6 +99,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(HeadAsGetMiddleware, router=app.router)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(ResponseHeadersMiddleware)
+    install_docs(app)
     for router in ROUTERS:
         app.include_router(router)
     app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]

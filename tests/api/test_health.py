@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -70,3 +71,16 @@ def test_readyz_is_503_when_the_registry_is_down(make_client: Any) -> None:
     finally:
         client.app.state.registry.dispose()
         client.app.state.registry = healthy
+
+
+def test_the_docs_page_needs_no_internet(client: Client) -> None:
+    page = client.get("/docs")
+    assert page.status_code == 200
+    assert "cdn." not in page.text and "https://" not in page.text
+    assets = re.findall(r'(?:src|href)="(/docs/assets/[^"]+)"', page.text)
+    assert {a.rsplit("/", 1)[1] for a in assets} >= {"swagger-ui-bundle.js", "swagger-ui.css"}
+    for asset in assets:
+        served = client.get(asset)
+        assert served.status_code == 200, asset
+        assert len(served.content) > 1000
+    assert "openapi.json" in page.text
