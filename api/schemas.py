@@ -213,3 +213,86 @@ class QueryResult(BaseModel):
         default=False,
         description="Present (true) only when the default row limit cut the result.",
     )
+
+
+JobStatus = Literal["queued", "running", "completed", "failed"]
+
+
+class ExportSummary(BaseModel):
+    """An export configuration as GET /v1/exports lists it."""
+
+    id: str
+    name: str
+    entity_type: str
+    format: Literal["csv", "xlsx", "zip"]
+    runnable_via_api: bool = Field(description="False for schedule-only destinations (422).")
+    last_run_at: datetime | None
+    last_run_status: JobStatus | None
+    total_runs: int
+
+
+class ExportList(BaseModel):
+    data: list[ExportSummary]
+
+
+class ExportPart(BaseModel):
+    name: str | None
+    entity_type: str
+    columns: list[dict[str, Any]] = Field(description="`{field, title}` per column.")
+    filters: dict[str, Any]
+    query: str | None
+
+
+class ExportDestination(BaseModel):
+    kind: str
+    settings: dict[str, Any] = Field(description="As validated; never credentials.")
+    has_credentials: bool
+
+
+class ExportSchedule(BaseModel):
+    cron: str
+    timezone: str | None
+
+
+class ExportDetail(ExportSummary):
+    """One configuration: what it reads and where it goes (docs/exports.md)."""
+
+    stores: list[str] | None = Field(description="Its own store list; null: every store.")
+    store_ids: list[str] = Field(description="The stores it reads now.")
+    parts: list[ExportPart]
+    format_options: dict[str, Any]
+    file_name: str | None = Field(description="The file-name template.")
+    destination: ExportDestination
+    schedule: ExportSchedule | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class RunAccepted(BaseModel):
+    """202 of POST /v1/exports/{id}/run; `Location` names the job to poll."""
+
+    job_id: str
+    status: Literal["queued"]
+
+
+class ExportJobView(BaseModel):
+    """The Export job object of the contract, with the additive fields of docs/exports.md."""
+
+    job_id: str
+    export_id: str
+    status: JobStatus
+    name: str
+    entity_type: str
+    created_at: datetime
+    file_name: str | None
+    error: str | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    file_removed_at: datetime | None
+
+
+class ExportJobPage(BaseModel):
+    data: list[ExportJobView]
+    page: int
+    page_size: int
+    has_more: bool

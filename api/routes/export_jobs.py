@@ -8,14 +8,16 @@ file with its real content type; 409 while the job has no file, 404 once it was 
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import Annotated
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
 from api.deps import ExportPrincipal, NoParameters, RegistryDep, RunsDep, SettingsDep
 from api.job_files import job_file_response
 from api.json import json_response
 from api.openapi import AUTHENTICATED, problem_responses
+from api.schemas import ExportJobPage, ExportJobView
 from exports.configs.saved import get_visible_config, require_config
 from exports.files.produce import CONTENT_TYPES
 from exports.jobs.lifecycle import JOB_STATUSES, get_visible_job
@@ -29,27 +31,51 @@ router = APIRouter(prefix="/v1", tags=["exports"])
 JOB_LIST_PARAMETERS = ("export_id", "status", "page", "page_size")
 
 
-@router.get("/export-jobs", responses=problem_responses(*AUTHENTICATED, 404))
+@router.get(
+    "/export-jobs",
+    response_model=ExportJobPage,
+    responses=problem_responses(*AUTHENTICATED, 404),
+)
 def list_export_jobs(
-    request: Request, principal: ExportPrincipal, registry: RegistryDep, runs: RunsDep
+    request: Request,
+    principal: ExportPrincipal,
+    registry: RegistryDep,
+    runs: RunsDep,
+    # Declared for the schema; read from the query string below, where a parameter given
+    # twice or unknown is refused as the record lists refuse it.
+    export_id: Annotated[
+        str | None,
+        Query(description="Jobs of this configuration.", json_schema_extra={"minLength": 1}),
+    ] = None,
+    status: Annotated[
+        str | None,
+        Query(description="Jobs in this state.", json_schema_extra={"enum": list(JOB_STATUSES)}),
+    ] = None,
+    page: Annotated[
+        str | None, Query(description="1 to 1,000,000.", json_schema_extra={"pattern": "^[0-9]+$"})
+    ] = None,
+    page_size: Annotated[
+        str | None,
+        Query(description="1 to 250; 50 by default.", json_schema_extra={"pattern": "^[0-9]+$"}),
+    ] = None,
 ) -> Response:
     """The run history of the key's account, newest first: `{data, page, page_size,
     has_more}` paged as the record lists are, narrowed by `export_id` and `status` (the
     status the API shows). Jobs holding a store the key cannot read are left out."""
-    given: dict[str, str] = {}
-    for name, value in request.query_params.multi_items():
+    seen: set[str] = set()
+    for name, _ in request.query_params.multi_items():
         if name not in JOB_LIST_PARAMETERS:
             raise invalid(name, f"unknown parameter: takes {', '.join(JOB_LIST_PARAMETERS)}")
-        if name in given:
+        if name in seen:
             raise invalid(name, "given more than once")
-        given[name] = value
-    status = given.get("status")
+        seen.add(name)
+    if export_id == "":
+        raise invalid("export_id", "must not be empty")
     if status is not None and status not in JOB_STATUSES:
         raise invalid("status", f"must be one of {', '.join(JOB_STATUSES)}, got {status!r}")
-    page = whole_number(given.get("page", "1"), "page", MAX_PAGE)
-    page_size = whole_number(given.get("page_size", "50"), "page_size", MAX_PAGE_SIZE)
+    page_number = whole_number("1" if page is None else page, "page", MAX_PAGE)
+    size = whole_number("50" if page_size is None else page_size, "page_size", MAX_PAGE_SIZE)
     with registry.session() as session:
-        export_id = given.get("export_id")
         if export_id is not None:
             get_visible_config(session, principal, export_id)
         history = job_history(
@@ -58,13 +84,17 @@ def list_export_jobs(
             runs.latest,
             export_id=export_id,
             status=status,
-            page=page,
-            page_size=page_size,
+            page=page_number,
+            page_size=size,
         )
     return json_response(asdict(history))
 
 
-@router.get("/export-jobs/{job_id}", responses=problem_responses(*AUTHENTICATED, 404))
+@router.get(
+    "/export-jobs/{job_id}",
+    response_model=ExportJobView,
+    responses=problem_responses(*AUTHENTICATED, 404),
+)
 def get_export_job(
     job_id: str, principal: ExportPrincipal, registry: RegistryDep, runs: RunsDep, _: NoParameters
 ) -> Response:

@@ -16,6 +16,7 @@ from starlette.responses import Response
 from api.deps import ExportPrincipal, NoParameters, RegistryDep, RunsDep, SettingsDep
 from api.json import json_response
 from api.openapi import AUTHENTICATED, problem_responses
+from api.schemas import ExportDetail, ExportList, RunAccepted
 from exports.configs.definition import schedule_only_reason
 from exports.configs.saved import config_detail, get_visible_config, run_statistics
 from exports.jobs.lifecycle import MAX_IDEMPOTENCY_KEY, QUEUED, check_idempotency_key, create_job
@@ -33,7 +34,7 @@ IDEMPOTENCY_KEY_SCHEMA = {
 }
 
 
-@router.get("/exports", responses=problem_responses(*AUTHENTICATED))
+@router.get("/exports", response_model=ExportList, responses=problem_responses(*AUTHENTICATED))
 def list_exports(
     principal: ExportPrincipal, registry: RegistryDep, runs: RunsDep, _: NoParameters
 ) -> Response:
@@ -46,7 +47,19 @@ def list_exports(
 @router.post(
     "/exports/{config_id}/run",
     status_code=202,
-    responses=problem_responses(*AUTHENTICATED, 404, 422),
+    response_model=RunAccepted,
+    responses={
+        **problem_responses(*AUTHENTICATED, 404, 422),
+        202: {
+            "description": "Accepted: the job is queued.",
+            "headers": {
+                "Location": {
+                    "description": "The job to poll: /v1/export-jobs/{job_id}.",
+                    "schema": {"type": "string"},
+                }
+            },
+        },
+    },
 )
 def run_export(
     config_id: str,
@@ -83,7 +96,11 @@ def run_export(
     return response
 
 
-@router.get("/exports/{config_id}", responses=problem_responses(*AUTHENTICATED, 404))
+@router.get(
+    "/exports/{config_id}",
+    response_model=ExportDetail,
+    responses=problem_responses(*AUTHENTICATED, 404),
+)
 def get_export(
     config_id: str,
     principal: ExportPrincipal,

@@ -14,6 +14,7 @@ from anyio.from_thread import BlockingPortal
 from dagster import DagsterInstance
 
 from api.main import create_app
+from api.schemas import ExportDetail, ExportJobPage
 from destinations.signed_links import download_url, sign
 from exports.files.cleanup import remove_files_for_store
 from exports.jobs.execute import execute_job
@@ -253,6 +254,7 @@ def test_one_configuration_shows_what_it_reads_and_never_its_credentials(
     sheet = client.get(f"/v1/exports/{configs['API sheet']}", key=key)
     assert sheet.status_code == 200, sheet.text
     body = sheet.json()
+    ExportDetail.model_validate(body)  # what /openapi.json documents
     assert body["id"] == configs["API sheet"] and body["name"] == "API sheet"
     assert body["destination"]["kind"] == "google_sheets"
     # The settings as validated (defaults filled in), which hold no secret.
@@ -294,6 +296,7 @@ def test_the_run_history_is_newest_first_filtered_and_paged(
     with world.registry.session() as session:
         finish(session, started[0], FAILED, error="refused")
     history = client.get("/v1/export-jobs", key=key, params={"page_size": 250}).json()
+    ExportJobPage.model_validate(history)  # what /openapi.json documents
     ids = [job["job_id"] for job in history["data"]]
     assert ids.index(started[2]) < ids.index(started[1]) < ids.index(started[0])
     created = [job["created_at"] for job in history["data"]]
