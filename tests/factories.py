@@ -4,11 +4,15 @@ passes arguments rather than writing its own."""
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from registry.accounts import create_account, create_store
@@ -78,3 +82,38 @@ def principal_for(
         ),
         account_store_ids=tuple(sorted(account_stores or readable)),
     )
+
+
+@contextmanager
+def running_api(home: Path, secret_key: str, log_path: Path, **env: str) -> Iterator[int]:
+    """`quarry serve` on a free loopback port over `home` (Dagster unreachable), with
+    `env` added to its environment; yields the port once it serves, stops it after."""
+    port = free_port()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("QUARRY_")}
+    environment.update(
+        QUARRY_HOME=str(home),
+        QUARRY_SECRET_KEY=secret_key,
+        QUARRY_DAGSTER_URL="http://127.0.0.1:9",
+        **env,
+    )
+    quarry = Path(sys.executable).parent / "quarry"
+    command = [str(quarry), "serve", "--host", "127.0.0.1", "--port", str(port)]
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            command, env=environment, stdout=log, stderr=subprocess.STDOUT,
+            cwd=Path(__file__).resolve().parents[1], start_new_session=True,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        while "Application startup complete" not in log_path.read_text():
+            assert process.poll() is None, log_path.read_text()[-3000:]
+            assert time.monotonic() < deadline, log_path.read_text()[-3000:]
+            time.sleep(0.2)
+        yield port
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()

@@ -5,11 +5,7 @@ are 10 s and 30 s by default."""
 
 from __future__ import annotations
 
-import os
-import signal
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +14,7 @@ import pytest
 
 from quarry.settings import Settings
 from tests.api.world import World
-from tests.factories import free_port
+from tests.factories import running_api
 
 HEADER_TIMEOUT = 1.0
 BODY_TIMEOUT = 1.0
@@ -32,37 +28,15 @@ pytestmark = pytest.mark.slow
 def server(world: World, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path]]:
     """`quarry serve` on a free loopback port over the session's QUARRY_HOME, its
     timeouts lowered; yields the port and the server's log."""
-    port = free_port()
     log_path = tmp_path_factory.mktemp("serve") / "serve.log"
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("QUARRY_")}
-    environment.update(
-        QUARRY_HOME=str(world.settings.home),
-        QUARRY_SECRET_KEY=world.settings.secret_key or "",
-        QUARRY_DAGSTER_URL="http://127.0.0.1:9",
+    with running_api(
+        world.settings.home,
+        world.settings.secret_key or "",
+        log_path,
         QUARRY_HEADER_TIMEOUT_SECONDS=str(HEADER_TIMEOUT),
         QUARRY_BODY_TIMEOUT_SECONDS=str(BODY_TIMEOUT),
-    )
-    quarry = Path(sys.executable).parent / "quarry"
-    command = [str(quarry), "serve", "--host", "127.0.0.1", "--port", str(port)]
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            command, env=environment, stdout=log, stderr=subprocess.STDOUT,
-            cwd=Path(__file__).resolve().parents[2], start_new_session=True,
-        )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 90
-        while "Application startup complete" not in log_path.read_text():
-            assert process.poll() is None, log_path.read_text()[-3000:]
-            assert time.monotonic() < deadline, log_path.read_text()[-3000:]
-            time.sleep(0.2)
+    ) as port:
         yield port, log_path
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
 
 
 def _connect(port: int) -> socket.socket:
