@@ -296,3 +296,16 @@ class ExportJobPage(BaseModel):
     page: int
     page_size: int
     has_more: bool
+
+
+class WebhookReceived(BaseModel):
+    """What POST /webhooks/shopify did with a verified delivery."""
+
+    status: Literal["duplicate", "scheduled", "joined"] = Field(
+        description="`duplicate`: a delivery id seen in the last 24 hours, nothing done; "
+        "`scheduled`: an incremental sync of the store is due; `joined`: one already was."
+    )
+
+
+# A file body in the schema: what the download endpoints stream.
+FILE_SCHEMA = {"type": "string", "format": "binary"}

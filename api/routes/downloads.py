@@ -14,6 +14,7 @@ from starlette.responses import Response
 from api.deps import NoParameters, RegistryDep, RunsDep, SettingsDep
 from api.job_files import job_file_response
 from api.openapi import problem_responses
+from api.schemas import FILE_SCHEMA
 from destinations.signed_links import InvalidLink, verify_download_token
 from exports.configs.saved import require_config
 from exports.files.produce import CONTENT_TYPES
@@ -26,8 +27,11 @@ router = APIRouter(prefix="/v1", tags=["exports"])
 @router.get(
     "/downloads/{token}",
     responses={
-        **problem_responses(404, 409, 410),
-        200: {"description": "The file.", "content": {t: {} for t in CONTENT_TYPES.values()}},
+        **problem_responses(400, 404, 409, 410, 500),
+        200: {
+            "description": "The file.",
+            "content": {t: {"schema": FILE_SCHEMA} for t in CONTENT_TYPES.values()},
+        },
     },
     response_class=Response,
     summary="Download an export file through a signed link",

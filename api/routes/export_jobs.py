@@ -17,7 +17,7 @@ from api.deps import ExportPrincipal, NoParameters, RegistryDep, RunsDep, Settin
 from api.job_files import job_file_response
 from api.json import json_response
 from api.openapi import AUTHENTICATED, problem_responses
-from api.schemas import ExportJobPage, ExportJobView
+from api.schemas import FILE_SCHEMA, ExportJobPage, ExportJobView
 from exports.configs.saved import get_visible_config, require_config
 from exports.files.produce import CONTENT_TYPES
 from exports.jobs.lifecycle import JOB_STATUSES, get_visible_job
@@ -110,7 +110,10 @@ def get_export_job(
     "/export-jobs/{job_id}/download",
     responses={
         **problem_responses(*AUTHENTICATED, 404, 409),
-        200: {"description": "The file.", "content": {t: {} for t in CONTENT_TYPES.values()}},
+        200: {
+            "description": "The file.",
+            "content": {t: {"schema": FILE_SCHEMA} for t in CONTENT_TYPES.values()},
+        },
     },
     response_class=Response,
 )

@@ -11,6 +11,7 @@ from starlette.responses import Response
 from api.deps import RegistryDep, SettingsDep
 from api.json import json_response
 from api.openapi import problem_responses
+from api.schemas import WebhookReceived
 from platforms.shopify.settings import load_shopify_settings
 from platforms.shopify.webhooks import (
     WEBHOOK_PATH,
@@ -50,7 +51,12 @@ def _trigger(request: Request) -> SyncTrigger:
     return state.shopify_sync_trigger
 
 
-@router.post(WEBHOOK_PATH, status_code=200, responses=problem_responses(401))
+@router.post(
+    WEBHOOK_PATH,
+    status_code=200,
+    response_model=WebhookReceived,
+    responses=problem_responses(401),
+)
 async def shopify_webhook(
     request: Request, settings: SettingsDep, registry: RegistryDep
 ) -> Response:
