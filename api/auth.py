@@ -36,8 +36,14 @@ def authenticate(
         raise Unauthorized("send exactly one Authorization header")
     if credentials is None:
         raise Unauthorized("send the API key as `Authorization: Bearer <key>`")
+    return principal_of_key(request, credentials.credentials)
+
+
+def principal_of_key(request: Request, secret: str) -> Principal:
+    """The live key `secret` (401 otherwise), charged one request against its rate limit:
+    the check every way of presenting a key ends in."""
     with request.app.state.registry.engine.connect() as connection:
-        principal = load_principal(connection, credentials.credentials)
+        principal = load_principal(connection, secret)
     if principal is None:
         raise Unauthorized("the API key is malformed, unknown or revoked")
     limiter = request.app.state.limiter

@@ -22,6 +22,7 @@ from api.routes import (
     downloads,
     export_jobs,
     exports,
+    graphql,
     health,
     query,
     records,
@@ -46,6 +47,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     export_jobs.router,
     downloads.router,
     shopify_webhooks.router,
+    graphql.router,
 )
 
 DESCRIPTION = """Records, aggregate queries and exports of the stores of one account.

@@ -136,24 +136,29 @@ async def post_query(
         )
     body = await read_body(request)
     store_ids = principal.reads(body.store_ids)
-    result = await run_in_threadpool(_result, body, principal, store_ids, reader, limits, cache)
+    result = await run_in_threadpool(
+        query_result, body.query, body.time_zone, principal, store_ids, reader, limits, cache
+    )
     return await run_in_threadpool(_render, result, media_type)
 
 
-def _result(
-    body: QueryRequest,
+def query_result(
+    query: str,
+    time_zone: str | None,
     principal: Principal,
     store_ids: tuple[str, ...],
     reader: WarehouseReader,
     limits: Limits,
     cache: QueryCache,
 ) -> Result:
+    """A query's answer for a principal: the one path behind /v1/query and the
+    shopifyqlQuery adapter (api.routes.graphql), through the result cache."""
     stores = {s.id: StoreInfo(s.name, s.currency, s.timezone) for s in principal.stores}
     context = QueryContext(
         stores,
         principal.currency,
         principal.timezone,
-        body.time_zone,
+        time_zone,
         store_ids,
         now=datetime.now(UTC),  # one instant for the key and the run
     )
@@ -161,17 +166,17 @@ def _result(
     def key(snapshot: str, plan: Plan) -> QueryKey:
         return QueryKey.of(
             snapshot=snapshot,
-            query=body.query,
+            query=query,
             stores=stores,
             store_ids=store_ids,
             account_currency=principal.currency,
             account_timezone=principal.timezone,
-            time_zone=body.time_zone,
+            time_zone=time_zone,
             plan=plan,
             limits=limits,
         )
 
-    return answer(reader, body.query, context, limits, cache=cache, cache_key=key)
+    return answer(reader, query, context, limits, cache=cache, cache_key=key)
 
 
 def _render(result: Result, media_type: str) -> Response:

@@ -1,0 +1,112 @@
+"""POST /admin/api/{version}/graphql.json: ShopifyQL clients (Shopify's `shopifyql` SDK,
+MCP servers, reporting apps) pointed at Quarry by changing one URL.
+
+Outside /v1 and shaped like Shopify's Admin API rather than the contract: the key comes in
+`X-Shopify-Access-Token` (or as a Bearer), any YYYY-MM version is accepted, and refusals
+are answered as Shopify answers them: a missing or bad key is a 401 with
+`{"errors": "[API] Invalid API key or access token ..."}`, a key without `read_data` or on
+a plan without the API gets a GraphQL `ACCESS_DENIED` error, a spent rate limit a 429 with
+`Retry-After`. The same store scope, plan gating, rate limit, engine and figures as
+POST /v1/query (api.routes.query.query_result).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from fastapi import APIRouter, Request
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import JSONResponse, Response
+
+from api.auth import principal_of_key
+from api.deps import CacheDep, LimitsDep, ReaderDep
+from api.routes.query import query_result
+from api.shopifyql_graphql import execute
+from quarry.errors import RateLimited, Unauthorized
+from warehouse.query import QueryResult
+
+router = APIRouter(tags=["shopifyql"])
+
+VERSION = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+INVALID_KEY = "[API] Invalid API key or access token (unrecognized login or wrong password)"
+SCOPE = "read_data"
+
+
+def _secret(request: Request) -> str | None:
+    token = request.headers.get("x-shopify-access-token")
+    if token:
+        return token
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    return value.strip() or None if scheme.lower() == "bearer" else None
+
+
+def _denied(message: str) -> JSONResponse:
+    return JSONResponse({"errors": [{"message": message, "extensions": {"code": "ACCESS_DENIED"}}]})
+
+
+@router.post(
+    "/admin/api/{version}/graphql.json",
+    summary="ShopifyQL through Shopify's Admin GraphQL shape (shopifyqlQuery)",
+    response_class=JSONResponse,
+)
+async def admin_graphql(
+    version: str,
+    request: Request,
+    reader: ReaderDep,
+    limits: LimitsDep,
+    cache: CacheDep,
+) -> Response:
+    """`{query, variables, operationName}` answered with `{data, errors}`; only
+    `shopifyqlQuery` and `currentAppInstallation` exist (docs/query-language.md)."""
+    if not VERSION.match(version):
+        return JSONResponse({"errors": "Not Found"}, status_code=404)
+    secret = _secret(request)
+    try:
+        if secret is None:
+            raise Unauthorized("no key")
+        principal = principal_of_key(request, secret)
+    except Unauthorized:
+        return JSONResponse({"errors": INVALID_KEY}, status_code=401)
+    except RateLimited as limited:
+        return JSONResponse(
+            {"errors": "Exceeded the rate limit of this API key; retry later."},
+            status_code=429,
+            headers={"Retry-After": str(limited.retry_after)},
+        )
+    try:
+        body = json.loads(await request.body() or b"null")
+    except ValueError:
+        body = None
+    if not isinstance(body, dict) or not isinstance(body.get("query"), str):
+        return JSONResponse(
+            {"errors": [{"message": "the body must be JSON with a `query` string"}]},
+            status_code=400,
+        )
+    variables = body.get("variables")
+    operation = body.get("operationName")
+    if variables is not None and not isinstance(variables, dict):
+        return JSONResponse({"errors": [{"message": "`variables` must be an object"}]}, 400)
+    if not principal.api_enabled:
+        return _denied("the account's plan does not include API access")
+    if SCOPE not in principal.scopes:
+        return _denied(
+            "Access denied for shopifyqlQuery field. Required access: a Quarry key with "
+            f"the `{SCOPE}` scope (Shopify's `read_reports`)."
+        )
+    store_ids = principal.reads(None)
+
+    def answer(query: str) -> QueryResult:
+        return query_result(query, None, principal, store_ids, reader, limits, cache)
+
+    def run() -> dict[str, Any]:
+        return execute(
+            body["query"],
+            variables,
+            operation if isinstance(operation, str) else None,
+            answer,
+            principal.scopes,
+        )
+
+    return JSONResponse(await run_in_threadpool(run))
