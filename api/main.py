@@ -11,6 +11,8 @@ from api.body_limit import BodyLimitMiddleware
 from api.docs_page import install_docs
 from api.head import HeadAsGetMiddleware
 from api.logs import mask_keys
+from api.metrics import PATH as METRICS_PATH
+from api.metrics import Metrics, MetricsMiddleware
 from api.middleware import ResponseHeadersMiddleware
 from api.openapi import build_openapi
 from api.problems import install_problem_handlers
@@ -101,6 +103,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(HeadAsGetMiddleware, router=app.router)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(ResponseHeadersMiddleware)
+    if settings.metrics:
+        metrics = Metrics(registry)
+        # Outermost: every request is counted, refusals of the other middleware too.
+        app.add_middleware(MetricsMiddleware, metrics=metrics)
+        app.add_route(METRICS_PATH, metrics.exposition, include_in_schema=False)
     install_docs(app)
     for router in ROUTERS:
         app.include_router(router)

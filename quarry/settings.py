@@ -70,6 +70,8 @@ class Settings(BaseSettings):
     # estimated result has more rows than this before TIMESERIES fills gaps.
     query_timeout_seconds: float = Field(default=30.0, gt=0)
     query_max_groups: int = Field(default=100_000, ge=1)
+    # GET /metrics (Prometheus) on the API, without a key: off unless asked for.
+    metrics: bool = False
     # How long the API keeps a query's result for the same request on the same snapshot;
     # 0 turns the cache off (the benchmark measures the engine that way).
     query_cache_seconds: float = Field(default=300.0, ge=0)

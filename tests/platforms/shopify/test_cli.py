@@ -36,6 +36,14 @@ def invoke(app: AppContext, *args: str):
     return CliRunner().invoke(add, list(args), obj=app)
 
 
+def add_shop(app: AppContext, account_id: str, *args: str):
+    """`stores add` of the fake shop to `account_id`, with `args` (the credentials)."""
+    return invoke(
+        app, "--account", account_id, "--platform", "shopify",
+        "--domain", "quarry-test.myshopify.com", *args,
+    )  # fmt: skip
+
+
 def test_add_fetches_the_shop_and_seals_the_token(app, account_id, fake, caplog):
     caplog.set_level(logging.DEBUG)
     result = invoke(
@@ -76,14 +84,9 @@ def test_add_fetches_the_shop_and_seals_the_token(app, account_id, fake, caplog)
 
 
 def test_name_and_api_version_can_be_given(app, account_id):
-    result = invoke(
+    result = add_shop(
         app,
-        "--account",
         account_id,
-        "--platform",
-        "shopify",
-        "--domain",
-        "quarry-test.myshopify.com",
         "--token-env",
         "SHOP_TOKEN",
         "--name",
@@ -101,14 +104,9 @@ def test_name_and_api_version_can_be_given(app, account_id):
 
 def test_unset_token_variable_is_named(app, account_id, monkeypatch):
     monkeypatch.delenv("MISSING_TOKEN", raising=False)
-    result = invoke(
+    result = add_shop(
         app,
-        "--account",
         account_id,
-        "--platform",
-        "shopify",
-        "--domain",
-        "quarry-test.myshopify.com",
         "--token-env",
         "MISSING_TOKEN",
     )
@@ -137,14 +135,9 @@ def test_domain_must_be_a_myshopify_domain(app, account_id, domain):
 
 def test_a_refused_token_creates_no_store(app, account_id, monkeypatch):
     monkeypatch.setenv("SHOP_TOKEN", "shpat_not_the_right_one")
-    result = invoke(
+    result = add_shop(
         app,
-        "--account",
         account_id,
-        "--platform",
-        "shopify",
-        "--domain",
-        "quarry-test.myshopify.com",
         "--token-env",
         "SHOP_TOKEN",
     )
@@ -163,14 +156,9 @@ def test_add_with_client_credentials_seals_them_and_subscribes_webhooks(
     monkeypatch.setenv("SHOP_CLIENT_ID", CLIENT_ID)
     monkeypatch.setenv("SHOP_CLIENT_SECRET", CLIENT_SECRET)
     monkeypatch.setenv("QUARRY_SHOPIFY_WEBHOOK_URL", "https://quarry.example.com/")
-    result = invoke(
+    result = add_shop(
         app,
-        "--account",
         account_id,
-        "--platform",
-        "shopify",
-        "--domain",
-        "quarry-test.myshopify.com",
         "--client-id-env",
         "SHOP_CLIENT_ID",
         "--client-secret-env",
@@ -204,14 +192,9 @@ def test_wrong_client_secret_creates_no_store(app, account_id, monkeypatch):
 
     monkeypatch.setenv("SHOP_CLIENT_ID", CLIENT_ID)
     monkeypatch.setenv("SHOP_CLIENT_SECRET", "wrong-secret")
-    result = invoke(
+    result = add_shop(
         app,
-        "--account",
         account_id,
-        "--platform",
-        "shopify",
-        "--domain",
-        "quarry-test.myshopify.com",
         "--client-id-env",
         "SHOP_CLIENT_ID",
         "--client-secret-env",
@@ -224,25 +207,15 @@ def test_wrong_client_secret_creates_no_store(app, account_id, monkeypatch):
 
 
 def test_credentials_must_be_one_kind(app, account_id):
-    result = invoke(
+    result = add_shop(
         app,
-        "--account",
         account_id,
-        "--platform",
-        "shopify",
-        "--domain",
-        "quarry-test.myshopify.com",
     )
     assert isinstance(result.exception, InvalidRequest)
     assert "--client-id-env" in str(result.exception)
-    both = invoke(
+    both = add_shop(
         app,
-        "--account",
         account_id,
-        "--platform",
-        "shopify",
-        "--domain",
-        "quarry-test.myshopify.com",
         "--token-env",
         "SHOP_TOKEN",
         "--client-id-env",

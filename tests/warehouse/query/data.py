@@ -19,7 +19,7 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
-from warehouse.query import StoreInfo
+from warehouse.query import StoreInfo, run_query
 from warehouse.schemas import EXCHANGE_RATES, ORDERS, SALES
 
 NY = ZoneInfo("America/New_York")
@@ -434,3 +434,16 @@ def expected(
 
 def at_midnight(day: date, zone: ZoneInfo = NY) -> datetime:
     return datetime.combine(day, time(), zone).astimezone(UTC)
+
+
+def run_public(con: duckdb.DuckDBPyConnection, text: str, **options: Any) -> dict[str, Any]:
+    """`text` answered over the test stores as the API writes it (the Query result)."""
+    return run_query(
+        con,
+        text,
+        stores=STORES,
+        account_currency=ACCOUNT_CURRENCY,
+        account_timezone=ACCOUNT_ZONE,
+        now=NOW,
+        **options,
+    ).public()

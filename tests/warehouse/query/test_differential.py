@@ -12,7 +12,6 @@ import duckdb
 import pytest
 
 from tests.warehouse.query.data import (
-    ACCOUNT_CURRENCY,
     ACCOUNT_ZONE,
     BERLIN,
     NOW,
@@ -20,11 +19,11 @@ from tests.warehouse.query.data import (
     STORES,
     TOKYO,
     bucket_of,
-    connect,
     expected,
     frame,
     local,
     order_rows,
+    run_public,
 )
 from warehouse.query import run_query
 
@@ -37,21 +36,7 @@ MARCH = {"gte": local(2024, 3, 1), "lt": local(2024, 4, 1)}
 M = "SINCE 2024-03-01 UNTIL 2024-03-31"
 
 
-@pytest.fixture(scope="module")
-def con() -> duckdb.DuckDBPyConnection:
-    return connect()
-
-
-def run(con: duckdb.DuckDBPyConnection, text: str, **kw: Any) -> dict[str, Any]:
-    return run_query(
-        con,
-        text,
-        stores=STORES,
-        account_currency=ACCOUNT_CURRENCY,
-        account_timezone=ACCOUNT_ZONE,
-        now=NOW,
-        **kw,
-    ).public()
+run = run_public
 
 
 def canon(rows: list[dict[str, Any]]) -> list[tuple[tuple[str, str], ...]]:

@@ -30,6 +30,7 @@ from tests.warehouse.query.data import (
     connect,
     frame,
     local,
+    run_public,
 )
 from warehouse.query import run_query
 
@@ -38,21 +39,7 @@ MARCH = (local(2024, 3, 1), local(2024, 4, 1))
 M = "SINCE 2024-03-01 UNTIL 2024-03-31"
 
 
-@pytest.fixture(scope="module")
-def con() -> duckdb.DuckDBPyConnection:
-    return connect()
-
-
-def run(con: duckdb.DuckDBPyConnection, text: str, **kw: Any) -> dict[str, Any]:
-    return run_query(
-        con,
-        text,
-        stores=STORES,
-        account_currency=ACCOUNT_CURRENCY,
-        account_timezone=ACCOUNT_ZONE,
-        now=NOW,
-        **kw,
-    ).public()
+run = run_public
 
 
 # ---- the oracle's pieces ----

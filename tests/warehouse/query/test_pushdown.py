@@ -8,7 +8,13 @@ from typing import Any
 import duckdb
 import pytest
 
-from tests.warehouse.query.data import ACCOUNT_CURRENCY, ACCOUNT_ZONE, NOW, STORES, connect
+from tests.warehouse.query.data import (
+    ACCOUNT_CURRENCY,
+    ACCOUNT_ZONE,
+    NOW,
+    STORES,
+    run_public,
+)
 from warehouse.query import Limits, compiler, executor, run_query
 
 M = "SINCE 2024-03-01 UNTIL 2024-03-31"
@@ -36,20 +42,7 @@ QUERIES = [
 ]
 
 
-def run(con: duckdb.DuckDBPyConnection, text: str) -> dict[str, Any]:
-    return run_query(
-        con,
-        text,
-        stores=STORES,
-        account_currency=ACCOUNT_CURRENCY,
-        account_timezone=ACCOUNT_ZONE,
-        now=NOW,
-    ).public()
-
-
-@pytest.fixture(scope="module")
-def con() -> duckdb.DuckDBPyConnection:
-    return connect()
+run = run_public
 
 
 @pytest.mark.parametrize("text", QUERIES)

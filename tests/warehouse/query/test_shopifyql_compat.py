@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from quarry.errors import InvalidQuery
-from tests.warehouse.query.data import ACCOUNT_CURRENCY, ACCOUNT_ZONE, NOW, STORES, connect
+from tests.warehouse.query.data import ACCOUNT_CURRENCY, ACCOUNT_ZONE, NOW, STORES
 from warehouse.query import run_query
 from warehouse.query.parser import parse
 
@@ -152,11 +152,6 @@ GAPS: list[tuple[str, str, str]] = [
         "Unknown field 'orders_count' in sales. Did you mean 'orders'?",
     ),
 ]
-
-
-@pytest.fixture(scope="module")
-def con() -> duckdb.DuckDBPyConnection:
-    return connect()
 
 
 @pytest.mark.parametrize(("source", "text"), RUNS, ids=[f"run{k}" for k in range(len(RUNS))])

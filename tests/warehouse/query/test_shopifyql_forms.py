@@ -13,8 +13,10 @@ import duckdb
 import pytest
 
 from quarry.errors import InvalidQuery
-from tests.warehouse.query.data import ACCOUNT_CURRENCY, ACCOUNT_ZONE, NOW, STORES, connect
-from warehouse.query import Limits, run_query
+from tests.warehouse.query.data import (
+    run_public,
+)
+from warehouse.query import Limits
 from warehouse.query.parser import parse
 
 SYNTAX = "https://shopify.dev/docs/api/shopifyql/latest/syntax"
@@ -521,21 +523,8 @@ REFUSED: list[tuple[str, str, str]] = [
 ]
 
 
-@pytest.fixture(scope="module")
-def con() -> duckdb.DuckDBPyConnection:
-    return connect()
-
-
 def run(con: duckdb.DuckDBPyConnection, text: str) -> dict[str, Any]:
-    return run_query(
-        con,
-        text,
-        stores=STORES,
-        account_currency=ACCOUNT_CURRENCY,
-        account_timezone=ACCOUNT_ZONE,
-        now=NOW,
-        limits=Limits(max_groups=100_000),
-    ).public()
+    return run_public(con, text, limits=Limits(max_groups=100_000))
 
 
 @pytest.mark.parametrize(("source", "text", "columns"), RUNS, ids=[r[1][:60] for r in RUNS])
