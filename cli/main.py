@@ -16,6 +16,7 @@ def _show_warning(message: Any, category: Any, *_args: Any, **_kwargs: Any) -> N
 
 
 @click.group(cls=QuarryGroup)
+@click.version_option(package_name="quarry", message="quarry %(version)s")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """Quarry: sync commerce stores into a warehouse, serve /v1, run exports."""

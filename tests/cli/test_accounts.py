@@ -83,3 +83,11 @@ def test_bad_input_is_one_error_line_and_writes_nothing(
     # Checked before the registry is opened: not even an empty registry is left behind.
     assert not (home.home / "registry.db").exists()
     assert ok_json("accounts", "list") == []
+
+
+def test_version_names_the_installed_package() -> None:
+    from importlib.metadata import version
+
+    result = invoke("--version")
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"quarry {version('quarry')}"
