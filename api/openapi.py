@@ -51,7 +51,14 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
             if _is_fastapi_422(responses.get("422")):
                 del responses["422"]
             for status, response in responses.items():
-                if status.isdigit() and int(status) >= 400 and "content" in response:
+                # /admin/... answers in Shopify's shape (api.routes.graphql), not problems.
+                shopify_shaped = path.startswith("/admin/")
+                if (
+                    status.isdigit()
+                    and int(status) >= 400
+                    and "content" in response
+                    and not shopify_shaped
+                ):
                     content = response["content"]
                     media = content.pop("application/json", None) or {}
                     content.setdefault(PROBLEM_MEDIA_TYPE, media)

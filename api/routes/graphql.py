@@ -46,10 +46,65 @@ def _denied(message: str) -> JSONResponse:
     return JSONResponse({"errors": [{"message": message, "extensions": {"code": "ACCESS_DENIED"}}]})
 
 
+def _errors(description: str, errors: dict[str, Any]) -> dict[str, Any]:
+    schema = {"type": "object", "properties": {"errors": errors}, "required": ["errors"]}
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+_TEXT = {"type": "string"}
+_LIST = {"type": "array", "items": {"type": "object", "properties": {"message": _TEXT}}}
+
+
 @router.post(
     "/admin/api/{version}/graphql.json",
     summary="ShopifyQL through Shopify's Admin GraphQL shape (shopifyqlQuery)",
     response_class=JSONResponse,
+    responses={
+        200: {
+            "description": "A GraphQL response: `data`, and `errors` when there are any.",
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {"data": {"type": ["object", "null"]}, "errors": _LIST},
+                    }
+                }
+            },
+        },
+        400: _errors("The body is not a GraphQL request.", _LIST),
+        401: _errors("Invalid API key or access token, as Shopify answers it.", _TEXT),
+        404: _errors("The version is not YYYY-MM.", _TEXT),
+        429: {
+            **_errors("The key's rate limit is spent.", _TEXT),
+            "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+        },
+    },
+    openapi_extra={
+        "parameters": [
+            {
+                "name": "X-Shopify-Access-Token",
+                "in": "header",
+                "required": False,
+                "schema": {"type": "string"},
+            },
+        ],
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {
+                            "query": _TEXT,
+                            "variables": {"type": ["object", "null"]},
+                            "operationName": {"type": ["string", "null"]},
+                        },
+                        "required": ["query"],
+                    }
+                }
+            },
+        },
+    },
 )
 async def admin_graphql(
     version: str,
