@@ -124,9 +124,14 @@ def test_the_request_is_checked_last(client: Client, world: World) -> None:
 
 
 def test_secrets_never_reach_logs(
-    client: Client, world: World, caplog: pytest.LogCaptureFixture
+    client: Client, world: World, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     secrets_used = [world.keys["a_all"], world.keys["a_revoked"], world.keys["c_all"]]
+    # A uvicorn started earlier in this process (a fake server) leaves its loggers at its
+    # own level and not propagating; caplog listens at the root.
+    for name in ("uvicorn", "uvicorn.access", "uvicorn.error"):
+        monkeypatch.setattr(logging.getLogger(name), "propagate", True)
+        caplog.set_level(logging.DEBUG, logger=name)
     with caplog.at_level(logging.DEBUG):
         for secret in secrets_used:
             for path in (*V1, "/v1/orders?page=0", "/v1/nowhere"):
