@@ -43,7 +43,7 @@ import duckdb
 
 from exports.files.csv_copy import CopySource, copy_csv
 from exports.configs.options import FormatOptions
-from exports.files.produce import Table, rows_of, write_file
+from exports.files.produce import Table, rows_of, stream_batches, write_file
 from exports.files.xlsx_writer import MAX_DATA_ROWS
 
 file_format, small, large, note, limit, sort, folder = sys.argv[1:8]
@@ -76,8 +76,7 @@ for count in (int(small), int(large)):
     sql = source.select(columns)
     # Lazy, as in exports.files.produce: an Arrow reader opened now would hold a result open on
     # the connection, and the COPY could not run beside it.
-    batches = (batch for _ in [None]
-               for batch in con.sql(sql, params=[count]).to_arrow_reader(10_000))
+    batches = stream_batches(con, sql, [count])
     by_copy = partial(copy, source) if file_format in ("csv", "csv-low-memory") else None
     table = Table("big", titles, rows_of(batches), batches, by_copy)
     target = folder / f"out-{count}.{'xlsx' if file_format == 'xlsx' else 'csv'}"
