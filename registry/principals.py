@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 
 from sqlalchemy import Connection, bindparam, select
 
@@ -52,10 +53,15 @@ class Principal:
     stores: tuple[StoreView, ...]
     account_store_ids: tuple[str, ...]
 
-    @property
+    # Computed once per request's principal: every visibility question asks them.
+    @cached_property
     def store_ids(self) -> tuple[str, ...]:
         """The ids of the stores the key reads, sorted."""
         return tuple(sorted(store.id for store in self.stores))
+
+    @cached_property
+    def readable(self) -> frozenset[str]:
+        return frozenset(self.store_ids)
 
     def reads(self, requested: Sequence[str] | None, field: str = "store_ids") -> tuple[str, ...]:
         """The stores a request reads: every store of the key when `requested` is None, else
@@ -63,9 +69,8 @@ class Principal:
         key's stores give the very same 400 naming `field` and the id, so nothing leaks."""
         if requested is None:
             return self.store_ids
-        allowed = {store.id for store in self.stores}
         for store_id in requested:
-            if store_id not in allowed:
+            if store_id not in self.readable:
                 message = f"{store_id!r} is not a store this key can read"
                 raise InvalidRequest(
                     f"{field}: {message}", errors=[{"field": field, "message": message}]
@@ -77,12 +82,12 @@ class Principal:
         return config_store_ids(row, self.account_store_ids)
 
     def sees_config(self, row: ExportConfig) -> bool:
-        readable = {store.id for store in self.stores}
-        return row.account_id == self.account_id and set(self.config_store_ids(row)) <= readable
+        return row.account_id == self.account_id and self.readable.issuperset(
+            self.config_store_ids(row)
+        )
 
     def sees_job(self, job: ExportJob) -> bool:
-        readable = {store.id for store in self.stores}
-        return job.account_id == self.account_id and set(job.store_ids) <= readable
+        return job.account_id == self.account_id and self.readable.issuperset(job.store_ids)
 
 
 def config_store_ids(row: ExportConfig, account_stores: Sequence[str]) -> list[str]:
