@@ -85,10 +85,16 @@ def principal_for(
 
 
 @contextmanager
-def running_api(home: Path, secret_key: str, log_path: Path, **env: str) -> Iterator[int]:
-    """`quarry serve` on a free loopback port over `home` (Dagster unreachable), with
-    `env` added to its environment; yields the port once it serves, stops it after."""
-    port = free_port()
+def running_server(
+    command: list[str],
+    home: Path,
+    secret_key: str,
+    log_path: Path,
+    ready: Callable[[str], bool],
+    **env: str,
+) -> Iterator[None]:
+    """`command` serving the API over `home` (Dagster unreachable, `env` added to the
+    environment, output in `log_path`), until `ready(log text)`; stopped after."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("QUARRY_")}
     environment.update(
         QUARRY_HOME=str(home),
@@ -96,8 +102,6 @@ def running_api(home: Path, secret_key: str, log_path: Path, **env: str) -> Iter
         QUARRY_DAGSTER_URL="http://127.0.0.1:9",
         **env,
     )
-    quarry = Path(sys.executable).parent / "quarry"
-    command = [str(quarry), "serve", "--host", "127.0.0.1", "--port", str(port)]
     with log_path.open("w") as log:
         process = subprocess.Popen(
             command, env=environment, stdout=log, stderr=subprocess.STDOUT,
@@ -105,11 +109,11 @@ def running_api(home: Path, secret_key: str, log_path: Path, **env: str) -> Iter
         )  # fmt: skip
     try:
         deadline = time.monotonic() + 90
-        while "Application startup complete" not in log_path.read_text():
+        while not ready(log_path.read_text()):
             assert process.poll() is None, log_path.read_text()[-3000:]
             assert time.monotonic() < deadline, log_path.read_text()[-3000:]
             time.sleep(0.2)
-        yield port
+        yield
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         try:
@@ -117,3 +121,14 @@ def running_api(home: Path, secret_key: str, log_path: Path, **env: str) -> Iter
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+@contextmanager
+def running_api(home: Path, secret_key: str, log_path: Path, **env: str) -> Iterator[int]:
+    """`quarry serve` on a free loopback port (running_server); yields the port."""
+    port = free_port()
+    quarry = Path(sys.executable).parent / "quarry"
+    command = [str(quarry), "serve", "--host", "127.0.0.1", "--port", str(port)]
+    started = "Application startup complete"
+    with running_server(command, home, secret_key, log_path, lambda log: started in log, **env):
+        yield port

@@ -5,9 +5,6 @@ X-RateLimit-Remaining on every response to a key."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -23,7 +20,7 @@ from quarry.errors import ConfigurationError
 from registry.keys import create_key
 from tests.api.conftest import Client, assert_problem
 from tests.api.world import World
-from tests.factories import free_port
+from tests.factories import free_port, running_server
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
@@ -184,37 +181,20 @@ def _uvicorn_workers(world: World, tmp_path: Path, **env: str) -> Iterator[tuple
     log_config = tmp_path / "log.json"
     log_config.write_text(json.dumps(LOG_CONFIG))
     log_path = tmp_path / "uvicorn.log"
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("QUARRY_")}
-    environment.update(
-        QUARRY_HOME=str(world.settings.home),
-        QUARRY_SECRET_KEY=world.settings.secret_key or "",
-        QUARRY_DAGSTER_URL="http://127.0.0.1:9",
-        **env,
-    )
     command = [
         sys.executable, "-m", "uvicorn", "--factory", "api.main:create_app",
         "--workers", "2", "--host", "127.0.0.1", "--port", str(port),
         "--log-config", str(log_config),
     ]  # fmt: skip
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            command, env=environment, stdout=log, stderr=subprocess.STDOUT,
-            cwd=Path(__file__).resolve().parents[2], start_new_session=True,
-        )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 90
-        while len(_pids(log_path, "Application startup complete")) < 2:
-            assert process.poll() is None, log_path.read_text()[-3000:]
-            assert time.monotonic() < deadline, log_path.read_text()[-3000:]
-            time.sleep(0.2)
+    with running_server(
+        command,
+        world.settings.home,
+        world.settings.secret_key or "",
+        log_path,
+        lambda _: len(_pids(log_path, "Application startup complete")) >= 2,
+        **env,
+    ):
         yield f"http://127.0.0.1:{port}", log_path
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
 
 
 def _pids(log_path: Path, marker: str) -> set[str]:
