@@ -1,16 +1,19 @@
 """ShopifyQL's own API shape: the Admin GraphQL field `shopifyqlQuery`, answered by the same
 engine and figures as POST /v1/query, across every store the key reads.
 
-A real GraphQL schema (graphql-core) with the part of Shopify's Admin schema that
+A real GraphQL schema (graphql-core) with the part of Shopify's Admin schema (2026-10) that
 ShopifyQL clients use: `shopifyqlQuery(query:)` returning `ShopifyqlQueryResponse`
-(`parseErrors`, `tableData { columns { name dataType displayName subType } rows }`), and
+(`parseErrors`, `tableData { columns { ... } rows rowMetadata { ... } }`), and
 `currentAppInstallation { accessScopes { handle } }`, which Shopify's `shopifyql` SDK asks
 for when a query has no table. Anything else is a GraphQL validation error.
 
 tableData follows Shopify's reference (ShopifyqlTableData, ShopifyqlTableDataColumn,
-ColumnDataType): rows are objects keyed by column name whose values are strings as Shopify
-writes them (money and other numbers as plain decimals, time buckets as local dates or
-local times without offset), `dataType` comes from the column's catalog type and name.
+ShopifyqlRowMetadata, ColumnDataType): rows are objects keyed by column name whose values
+are strings as Shopify writes them (money and other numbers as plain decimals, time buckets
+as local dates or local times without offset), `dataType` comes from the column's catalog
+type and name; generated columns (comparisons, percent changes, totals, running totals)
+are GENERATED with their dynamicColumnMetadata, and WITH TOTALS adds `{column}__totals`
+columns as ShopifyQL does (the contract's /v1/query keeps its `totals` object).
 """
 
 from __future__ import annotations
@@ -65,21 +68,68 @@ COLUMN_DATA_TYPES = (
     "YEAR_TIMESTAMP",
 )
 
+# ShopifyqlDynamicColumnType as of 2026-10.
+DYNAMIC_COLUMN_TYPES = (
+    "ATTRIBUTION",
+    "ATTRIBUTION_COMPARISON",
+    "ATTRIBUTION_COMPARISON_CUMULATIVE",
+    "ATTRIBUTION_COMPARISON_TOTALS",
+    "ATTRIBUTION_CUMULATIVE",
+    "ATTRIBUTION_PERCENT_CHANGE",
+    "ATTRIBUTION_TOTALS",
+    "BENCHMARK_TOTALS",
+    "BENCHMARKS",
+    "COMPARISON",
+    "COMPARISON_CUMULATIVE",
+    "COMPARISON_TOTALS",
+    "CUMULATIVE",
+    "PERCENT_CHANGE",
+    "ROLLOUT_RESULTS",
+    "TOTALS",
+    "UNSPECIFIED",
+)
+
 SDL = f"""
 scalar JSON
 
 enum ColumnDataType {{ {" ".join(COLUMN_DATA_TYPES)} }}
 
+enum ShopifyqlColumnOrigin {{ GENERATED REQUESTED UNSPECIFIED }}
+
+enum ShopifyqlDynamicColumnType {{ {" ".join(DYNAMIC_COLUMN_TYPES)} }}
+
+type ShopifyqlDynamicColumnMetadata {{
+  aggregatedBy: [String!]!
+  comparisonReference: String
+  originalColumnName: String
+  type: ShopifyqlDynamicColumnType!
+}}
+
 type ShopifyqlTableDataColumn {{
   name: String!
   dataType: ColumnDataType!
   displayName: String!
+  shortDisplayName: String
   subType: ColumnDataType
+  columnOrigin: ShopifyqlColumnOrigin!
+  dynamicColumnMetadata: ShopifyqlDynamicColumnMetadata
+}}
+
+type ShopifyqlNullCellTranslation {{
+  columnName: String!
+  displayText: String!
+}}
+
+type ShopifyqlRowMetadata {{
+  nullCellTranslations: [ShopifyqlNullCellTranslation!]!
+  rawResourceIds: [[String!]!]!
+  topNRemainderColumnNames: [String!]!
 }}
 
 type ShopifyqlTableData {{
   columns: [ShopifyqlTableDataColumn!]!
   rows: JSON!
+  rowMetadata: [ShopifyqlRowMetadata!]!
 }}
 
 type ShopifyqlQueryResponse {{
@@ -119,6 +169,14 @@ _CLOCK_VALUES = {
     "week_of_year": "WEEK_OF_YEAR",
 }
 _BY_CATALOG_TYPE = {"money": "MONEY", "percent": "PERCENT", "boolean": "BOOLEAN"}
+_DYNAMIC_TYPES = {
+    "comparison": "COMPARISON",
+    "percent": "PERCENT_CHANGE",
+    "group_total": "TOTALS",
+    "cumulative": "CUMULATIVE",
+}
+# What a null cell reads as (rowMetadata.nullCellTranslations): Quarry's wording.
+NULL_TEXT = "No value"
 # The scope Shopify requires for shopifyqlQuery, and Quarry's that grants it.
 SHOPIFY_SCOPE = {"read_data": "read_reports"}
 
@@ -159,19 +217,76 @@ def cell(value: Any) -> str | None:
     return str(value)
 
 
-def table_data(result: QueryResult) -> dict[str, Any]:
-    """ShopifyqlTableData of a /v1/query result."""
-    columns = [
-        {
-            "name": column["name"],
-            "dataType": data_type(column, [row.get(column["name"]) for row in result.rows]),
-            "displayName": column["title"],
-            "subType": None,
-        }
-        for column in result.columns
-    ]
+def table_data(
+    result: QueryResult, resource_ids: Mapping[str, Mapping[str, list[str]]] | None = None
+) -> dict[str, Any]:
+    """ShopifyqlTableData of a /v1/query result. `resource_ids`: for a column, the ids
+    behind each of its values (the `store` column's store ids), for rowMetadata."""
+    resource_ids = resource_ids or {}
+    columns = [_column(column, result) for column in result.columns]
     rows = [{name: cell(value) for name, value in row.items()} for row in result.rows]
-    return {"columns": columns, "rows": rows}
+    for name, total in (result.totals or {}).items():
+        source = next(c for c in columns if c["name"] == name)
+        columns.append(_totals_column(source))
+        for row in rows:
+            row[f"{name}__totals"] = cell(total)
+    metadata = [
+        {
+            "nullCellTranslations": [
+                {"columnName": c["name"], "displayText": NULL_TEXT}
+                for c in columns
+                if row.get(c["name"]) is None
+            ],
+            "rawResourceIds": [
+                list(resource_ids.get(c["name"], {}).get(row.get(c["name"]) or "", []))
+                for c in columns
+            ],
+            "topNRemainderColumnNames": (
+                [result.remainders[index]] if index in result.remainders else []
+            ),
+        }
+        for index, row in enumerate(rows)
+    ]
+    return {"columns": columns, "rows": rows, "rowMetadata": metadata}
+
+
+def _column(column: Mapping[str, str], result: QueryResult) -> dict[str, Any]:
+    name = column["name"]
+    derivation = result.derived.get(name)
+    dynamic = None
+    if derivation is not None:
+        dynamic = {
+            "type": _DYNAMIC_TYPES.get(derivation.kind, "UNSPECIFIED"),
+            "originalColumnName": derivation.base,
+            "comparisonReference": derivation.comparison,
+            "aggregatedBy": list(derivation.grouped_by),
+        }
+    return {
+        "name": name,
+        "dataType": data_type(column, [row.get(name) for row in result.rows]),
+        "displayName": column["title"],
+        "shortDisplayName": None,
+        "subType": None,
+        "columnOrigin": "REQUESTED" if derivation is None else "GENERATED",
+        "dynamicColumnMetadata": dynamic,
+    }
+
+
+def _totals_column(source: Mapping[str, Any]) -> dict[str, Any]:
+    """WITH TOTALS' `{column}__totals`: the column over the whole result."""
+    compared = source["dynamicColumnMetadata"] or {}
+    return {
+        **source,
+        "name": f"{source['name']}__totals",
+        "displayName": f"{source['displayName']} (total)",
+        "columnOrigin": "GENERATED",
+        "dynamicColumnMetadata": {
+            "type": "COMPARISON_TOTALS" if compared.get("type") == "COMPARISON" else "TOTALS",
+            "originalColumnName": source["name"],
+            "comparisonReference": compared.get("comparisonReference"),
+            "aggregatedBy": [],
+        },
+    }
 
 
 def parse_errors(error: InvalidQuery) -> list[str]:
@@ -195,6 +310,7 @@ def execute(
     operation_name: str | None,
     answer: Answer,
     scopes: tuple[str, ...],
+    resource_ids: Mapping[str, Mapping[str, list[str]]] | None = None,
 ) -> dict[str, Any]:
     """A GraphQL response (`data` and/or `errors`) for `document`."""
 
@@ -204,7 +320,7 @@ def execute(
             result = answer(query)
         except InvalidQuery as error:
             return {"parseErrors": parse_errors(error), "tableData": None}
-        return {"parseErrors": [], "tableData": table_data(result)}
+        return {"parseErrors": [], "tableData": table_data(result, resource_ids)}
 
     def current_app_installation(info: GraphQLResolveInfo) -> dict[str, Any]:
         handles = [SHOPIFY_SCOPE.get(scope, scope) for scope in scopes]

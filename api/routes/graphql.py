@@ -151,6 +151,11 @@ async def admin_graphql(
             f"the `{SCOPE}` scope (Shopify's `read_reports`)."
         )
     store_ids = principal.reads(None)
+    # rowMetadata.rawResourceIds: the stores behind each `store` value (named, not ids).
+    stores_named: dict[str, list[str]] = {}
+    for store in principal.stores:
+        if store.id in store_ids:
+            stores_named.setdefault(store.name, []).append(store.id)
 
     def answer(query: str) -> QueryResult:
         return query_result(query, None, principal, store_ids, reader, limits, cache)
@@ -162,6 +167,7 @@ async def admin_graphql(
             operation if isinstance(operation, str) else None,
             answer,
             principal.scopes,
+            {"store": stores_named},
         )
 
     return JSONResponse(await run_in_threadpool(run))

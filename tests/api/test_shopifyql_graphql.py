@@ -3,11 +3,13 @@ in Shopify's shape (GraphQL ACCESS_DENIED, 429 with Retry-After), a real GraphQL
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.api.conftest import Client
+from tests.api.query_world import QueryAccount, StoreSpec, add_account, sale, write_sales
 from tests.api.world import World
 
 URL = "/admin/api/2026-10/graphql.json"
@@ -48,3 +50,142 @@ def test_the_rate_limit_applies_with_retry_after(make_client: Any, world: World)
     assert _post(limited, key, {"query": "{ __typename }"}).status_code == 200
     refused = _post(limited, key, {"query": "{ __typename }"})
     assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
+
+
+TABLE = """query ($q: String!) {
+  shopifyqlQuery(query: $q) {
+    parseErrors
+    tableData {
+      columns {
+        name dataType displayName shortDisplayName columnOrigin
+        dynamicColumnMetadata { type originalColumnName comparisonReference aggregatedBy }
+      }
+      rows
+      rowMetadata {
+        nullCellTranslations { columnName displayText }
+        rawResourceIds
+        topNRemainderColumnNames
+      }
+    }
+  }
+}"""
+
+
+@pytest.fixture(scope="module")
+def shop(world: World) -> Iterator[QueryAccount]:
+    """Two stores: three products in March 2024 and one sale in February."""
+    account = add_account(
+        world,
+        "GraphQL",
+        "USD",
+        "UTC",
+        {"st_g_a": StoreSpec("North", "USD", "UTC"), "st_g_b": StoreSpec("South", "USD", "UTC")},
+        {"all": (["read_data"], None)},
+    )
+    write_sales(
+        world,
+        "st_g_a",
+        [
+            sale(account, "st_g_a", "a1", "2024-03-05T10:00:00Z", "100", product_title="Hat"),
+            sale(account, "st_g_a", "a2", "2024-03-06T10:00:00Z", "30", product_title="Tee"),
+            sale(account, "st_g_a", "a3", "2024-02-06T10:00:00Z", "40", product_title="Hat"),
+        ],
+    )
+    write_sales(
+        world,
+        "st_g_b",
+        [sale(account, "st_g_b", "b1", "2024-03-07T10:00:00Z", "5", product_title="Mug")],
+    )
+    yield account
+
+
+def _table(client: Client, key: str, query: str) -> dict[str, Any]:
+    response = _post(client, key, {"query": TABLE, "variables": {"q": query}})
+    assert response.status_code == 200, response.text
+    answer = response.json()["data"]["shopifyqlQuery"]
+    assert answer["parseErrors"] == []
+    table: dict[str, Any] = answer["tableData"]
+    assert len(table["rowMetadata"]) == len(table["rows"])
+    return table
+
+
+def test_generated_columns_say_where_they_come_from(client: Client, shop: QueryAccount) -> None:
+    table = _table(
+        client,
+        shop.keys["all"],
+        "FROM sales SHOW total_sales GROUP BY store SINCE 2024-03-01 UNTIL 2024-03-31 "
+        "COMPARE TO 2024-02-01 UNTIL 2024-02-29 WITH TOTALS, PERCENT_CHANGE ORDER BY store",
+    )
+    columns = {c["name"]: c for c in table["columns"]}
+    assert columns["store"]["columnOrigin"] == "REQUESTED"
+    assert columns["store"]["dynamicColumnMetadata"] is None
+    assert columns["total_sales"]["columnOrigin"] == "REQUESTED"
+    shown = [n for n in columns if not n.endswith("__totals")]
+    (compared,) = [n for n in shown if n.startswith("comparison_total_sales__")]
+    (percent,) = [n for n in shown if n.startswith("percent_change_total_sales__")]
+    for name, kind in ((compared, "COMPARISON"), (percent, "PERCENT_CHANGE")):
+        assert columns[name]["columnOrigin"] == "GENERATED"
+        meta = columns[name]["dynamicColumnMetadata"]
+        assert meta["type"] == kind and meta["originalColumnName"] == "total_sales"
+        assert meta["aggregatedBy"] == ["store"] and meta["comparisonReference"]
+    # WITH TOTALS: `{column}__totals` on every row, as ShopifyQL adds them.
+    totals = columns["total_sales__totals"]
+    assert totals["columnOrigin"] == "GENERATED" and totals["dataType"] == "MONEY"
+    assert totals["dynamicColumnMetadata"]["type"] == "TOTALS"
+    assert totals["dynamicColumnMetadata"]["aggregatedBy"] == []
+    assert columns[f"{compared}__totals"]["dynamicColumnMetadata"]["type"] == "COMPARISON_TOTALS"
+    assert [r["total_sales"] for r in table["rows"]] == ["130.00", "5.00"]
+    assert {r["total_sales__totals"] for r in table["rows"]} == {"135.00"}
+    assert {r[f"{compared}__totals"] for r in table["rows"]} == {"40.00"}
+    # South sold nothing in February: its comparison and percent cells are null, and say so.
+    north, south = table["rowMetadata"]
+    assert north["nullCellTranslations"] == []
+    nulls = {t["columnName"] for t in south["nullCellTranslations"]}
+    assert percent in nulls and all(t["displayText"] for t in south["nullCellTranslations"])
+    # The store column's raw ids are the stores behind the name; other columns have none.
+    index = [c["name"] for c in table["columns"]].index("store")
+    assert north["rawResourceIds"][index] == ["st_g_a"]
+    assert south["rawResourceIds"][index] == ["st_g_b"]
+    assert len(north["rawResourceIds"]) == len(table["columns"])
+    assert north["rawResourceIds"][index + 1] == []
+
+
+def test_top_n_remainder_rows_are_marked(client: Client, shop: QueryAccount) -> None:
+    table = _table(
+        client,
+        shop.keys["all"],
+        "FROM sales SHOW total_sales GROUP BY TOP 1 product_title "
+        "SINCE 2024-03-01 UNTIL 2024-03-31",
+    )
+    by_product = {
+        r["product_title"]: m["topNRemainderColumnNames"]
+        for r, m in zip(table["rows"], table["rowMetadata"], strict=True)
+    }
+    assert by_product == {"Hat": [], "Other": ["product_title"]}
+    assert [r["total_sales"] for r in table["rows"]] == ["100.00", "35.00"]
+
+
+def test_group_totals_and_running_totals_are_generated(client: Client, shop: QueryAccount) -> None:
+    table = _table(
+        client,
+        shop.keys["all"],
+        "FROM sales SHOW total_sales GROUP BY store, product_title "
+        "SINCE 2024-03-01 UNTIL 2024-03-31 WITH GROUP_TOTALS",
+    )
+    meta = {c["name"]: c["dynamicColumnMetadata"] for c in table["columns"]}
+    assert meta["total_sales__store_totals"] == {
+        "type": "TOTALS",
+        "originalColumnName": "total_sales",
+        "comparisonReference": None,
+        "aggregatedBy": ["store"],
+    }
+    series = _table(
+        client,
+        shop.keys["all"],
+        "FROM sales SHOW total_sales TIMESERIES month SINCE 2024-02-01 UNTIL 2024-03-31 "
+        "WITH CUMULATIVE_VALUES",
+    )
+    meta = {c["name"]: c["dynamicColumnMetadata"] for c in series["columns"]}
+    assert meta["total_sales__cumulative"]["type"] == "CUMULATIVE"
+    assert meta["total_sales__cumulative"]["aggregatedBy"] == ["month"]
+    assert [r["total_sales__cumulative"] for r in series["rows"]] == ["40.00", "175.00"]

@@ -35,7 +35,13 @@ from warehouse.query.plan import (
     PartRef,
     Plan,
 )
-from warehouse.query.result import QueryResult, bucket_value, dimension_value, metric_value
+from warehouse.query.result import (
+    Derivation,
+    QueryResult,
+    bucket_value,
+    dimension_value,
+    metric_value,
+)
 from warehouse.query.sql import Sql
 
 OTHER = "Other"
@@ -287,16 +293,38 @@ class _Run:
         # Pushed down, the rows are only the candidates for the page; the count is SQL's.
         count = self.group_count if self.group_count is not None else len(rows)
         truncated = not plan.limit_explicit and count > end
-        public_rows = [values for _, values in rows[start:end]]
+        page = rows[start:end]
+        remainders = {}
+        if plan.top is not None:
+            top = plan.top.dim
+            folded = plan.dims[top].name
+            remainders = {i: folded for i, (key, _) in enumerate(page) if key[0][top] == OTHER}
         return QueryResult(
             columns=[c.public() for c in plan.columns],
-            rows=public_rows,
+            rows=[values for _, values in page],
             currency=plan.currency,
             time_zone=plan.zone_name,
             window=plan.window.public(),
             totals=self.totals() if plan.totals else None,
             truncated=truncated,
+            derived=self.derivations(),
+            remainders=remainders,
         )
+
+    def derivations(self) -> dict[str, Derivation]:
+        plan = self.plan
+        time = [plan.time.name] if plan.time is not None else []
+        dims = [d.name for d in plan.dims]
+        return {
+            c.name: Derivation(
+                c.kind,
+                c.base,
+                c.comparison,
+                tuple(dims[: c.level + 1] + time if c.level is not None else dims + time),
+            )
+            for c in plan.columns
+            if c.base is not None
+        }
 
     # ---- size ----
 

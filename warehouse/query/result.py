@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -15,6 +15,16 @@ from warehouse.query.dates import WEEKDAYS, iso_utc
 _PLACES = Decimal("0.01")
 
 
+@dataclass(frozen=True)
+class Derivation:
+    """How a generated column derives from the query (ShopifyQL's dynamic columns)."""
+
+    kind: str  # comparison | percent | group_total | cumulative
+    base: str  # the metric column it derives from
+    comparison: str | None  # comparison columns: the compared period's name
+    grouped_by: tuple[str, ...]  # the dimension columns its values are grouped by
+
+
 @dataclass
 class QueryResult:
     columns: list[dict[str, str]]
@@ -24,6 +34,11 @@ class QueryResult:
     window: dict[str, str]
     totals: dict[str, Any] | None = None
     truncated: bool = False
+    # Not in the contract's body; the shopifyqlQuery adapter describes columns and rows
+    # with them: each generated column's derivation, and the rows that are TOP's "Other"
+    # (row index -> the dimension folded into it).
+    derived: dict[str, Derivation] = field(default_factory=dict)
+    remainders: dict[int, str] = field(default_factory=dict)
 
     def table(self) -> tuple[list[str], list[list[Any]]]:
         """The rows as a plain table: the column titles, then each row's values in column
