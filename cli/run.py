@@ -24,7 +24,7 @@ from types import FrameType
 import click
 import yaml
 
-from cli.context import AppContext, pass_app
+from cli.context import AppContext, echo_json, pass_app
 from quarry.errors import ConfigurationError
 from quarry.settings import Settings
 from registry.accounts import list_stores
@@ -53,11 +53,20 @@ load_from:
     help="Submit the runs to Dagster (QUARRY_DAGSTER_URL) to execute in the worker role, "
     "instead of in this process.",
 )
+@click.option("--json", "as_json", is_flag=True, help="Print every run's result as one JSON array.")
 @pass_app
-def sync(app: AppContext, store_ids: tuple[str, ...], full: bool, on_worker: bool) -> None:
-    """Sync every store of every account (or the given ones) now, and wait."""
+def sync(
+    app: AppContext, store_ids: tuple[str, ...], full: bool, on_worker: bool, as_json: bool
+) -> None:
+    """Sync every store of every account (or the given ones) now, and wait.
+
+    Progress goes to stderr as each store and dataset is written; each store's result
+    goes to stdout."""
     chosen = list(store_ids) or None
-    if not _sync_and_report(app.settings, app.registry, chosen, full=full, on_worker=on_worker):
+    ok = _sync_and_report(
+        app.settings, app.registry, chosen, full=full, on_worker=on_worker, as_json=as_json
+    )
+    if not ok:
         sys.exit(1)
 
 
@@ -68,33 +77,24 @@ def _sync_and_report(
     *,
     full: bool,
     on_worker: bool = False,
+    as_json: bool = False,
 ) -> bool:
-    """Run the syncs, print a line per run; True when every run succeeded."""
-    from pipelines.runner import step_asset, sync_stores, sync_stores_on_worker
+    """Run the syncs, reporting as they go (cli.sync_report); True when every run
+    succeeded."""
+    from cli.sync_report import SyncReport
+    from pipelines.runner import sync_stores, sync_stores_on_worker
     from warehouse.lake import refuse_delta_home
 
     refuse_delta_home(settings)
 
-    ok = True
+    report = SyncReport(as_json=as_json)
     run_syncs = sync_stores_on_worker if on_worker else sync_stores
-    for outcome in run_syncs(settings, registry, store_ids, full=full):
-        where = "exchange rates" if outcome.label == "exchange_rates" else f"store {outcome.label}"
-        if outcome.interrupted:
-            click.echo(f"error: {where}: interrupted (run {outcome.run_id})", err=True)
-            sys.exit(130)
-        if not outcome.success:
-            ok = False
-            click.echo(
-                f"error: {where}: {step_asset(outcome.failed_step)} failed: {outcome.error} "
-                f"(run {outcome.run_id})",
-                err=True,
-            )
-            continue
-        written = ", ".join(f"{table} {rows:,}" for table, rows in outcome.rows.items() if rows)
-        click.echo(
-            f"{outcome.label} ({outcome.name}): {written or 'no changes'} ({outcome.seconds:.1f} s)"
-        )
-    return ok
+    outcomes = run_syncs(settings, registry, store_ids, full=full, report=report)
+    if as_json:
+        echo_json(report.results())
+    if any(o.interrupted for o in outcomes):
+        sys.exit(130)
+    return all(o.success for o in outcomes)
 
 
 @click.command()

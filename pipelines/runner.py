@@ -9,8 +9,9 @@ release what a killed one left claimed (the pools would otherwise wait for it fo
 from __future__ import annotations
 
 import time
+import uuid
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -30,6 +31,7 @@ from dagster import (
 
 from pipelines.instance import STORE_TAG, open_instance
 from pipelines.partitions import sync_store_partitions
+from pipelines.progress import RunFollower, RunStarted, StepFinished
 from quarry.settings import Settings
 from quarry.workers import stopped_process, worker_identity
 from registry.accounts import get_store, list_stores
@@ -59,6 +61,14 @@ class RunOutcome:
     interrupted: bool = False
 
 
+# What a sync reports as it goes: a run starting, a step finishing, a run's outcome.
+Report = Callable[[RunStarted | StepFinished | RunOutcome], None]
+
+
+def _ignore(_event: RunStarted | StepFinished | RunOutcome) -> None:
+    pass
+
+
 def sync_stores(
     settings: Settings,
     registry: Registry,
@@ -66,21 +76,27 @@ def sync_stores(
     *,
     full: bool = False,
     resources: Mapping[str, Any] | None = None,
+    report: Report = _ignore,
 ) -> list[RunOutcome]:
     """Sync exchange rates unless they were synced today (UTC), then each store
     (every store of the registry when `store_ids` is None), one run per store. Unknown
     store ids raise NotFound before anything runs; after an interrupted run (Ctrl-C) no
-    other starts. `resources` overrides the code location's resources (tests)."""
+    other starts. `report` hears each run start, each step that wrote rows or failed, and
+    each outcome as they happen. `resources` overrides the code location's resources
+    (tests)."""
     with open_instance(settings) as instance:
         release_abandoned_runs(instance, settings.role_id)
         outcomes: list[RunOutcome] = []
         for job_name, label, name, partition_key in _planned_runs(
             registry, instance, store_ids, full=full
         ):
-            outcomes.append(
-                _run(instance, settings, job_name, label, name, partition_key, resources)
+            report(RunStarted(label, name))
+            outcome = _run(
+                instance, settings, job_name, label, name, partition_key, resources, report
             )
-            if outcomes[-1].interrupted:
+            report(outcome)
+            outcomes.append(outcome)
+            if outcome.interrupted:
                 break
     return outcomes
 
@@ -116,13 +132,16 @@ def _run(
     name: str,
     partition_key: str | None,
     resources: Mapping[str, Any] | None,
+    report: Report,
 ) -> RunOutcome:
     """Run `job_name` (for one store when `partition_key` is set) in this process."""
     tags = {WORKER_TAG: worker_identity(settings.role_id)}
     if partition_key:
         tags[STORE_TAG] = partition_key
     started = time.monotonic()
-    with _without_dagster_notices():
+    run_id = str(uuid.uuid4())
+    follower = RunFollower(instance, run_id, label, name, report)
+    with _without_dagster_notices(), follower.following():
         from pipelines.definitions import defs
 
         result = defs.resolve_job_def(job_name).execute_in_process(
@@ -130,6 +149,7 @@ def _run(
             instance=instance,
             partition_key=partition_key,
             raise_on_error=False,
+            run_id=run_id,
             tags=tags,
             resources=resources,
         )
@@ -235,9 +255,11 @@ def sync_stores_on_worker(
     *,
     full: bool = False,
     timeout: float = 6 * 3600,
+    report: Report = _ignore,
 ) -> list[RunOutcome]:
     """As sync_stores, but each run is submitted to Dagster (QUARRY_DAGSTER_URL) and executes
-    in the worker role; waits for the runs in order. A run the webserver refuses raises."""
+    in the worker role; waits for the runs in order, following their events in the shared
+    storage. A run the webserver refuses raises."""
     from dagster import DagsterEventType as Event
 
     from pipelines.exports.launcher import submit
@@ -254,13 +276,18 @@ def sync_stores_on_worker(
                 else {"dagster/partition": partition_key, STORE_TAG: partition_key}
             )
             started = time.monotonic()
+            report(RunStarted(label, name))
             run_id = submit(settings, job_name, tags)
-            run = instance.get_run_by_id(run_id)
-            while run is None or not run.is_finished:
-                if time.monotonic() - started > timeout:
-                    raise TimeoutError(f"run {run_id} of {label} did not end in {timeout:.0f} s")
-                time.sleep(POLL_SECONDS)
+            follower = RunFollower(instance, run_id, label, name, report)
+            with follower.following():
                 run = instance.get_run_by_id(run_id)
+                while run is None or not run.is_finished:
+                    if time.monotonic() - started > timeout:
+                        raise TimeoutError(
+                            f"run {run_id} of {label} did not end in {timeout:.0f} s"
+                        )
+                    time.sleep(POLL_SECONDS)
+                    run = instance.get_run_by_id(run_id)
             success = run.status == DagsterRunStatus.SUCCESS
             rows: dict[str, int] = {}
             for record in instance.get_records_for_run(
@@ -271,15 +298,15 @@ def sync_stores_on_worker(
                 value = materialization.metadata.get("rows_written") if materialization else None
                 if materialization is not None and value is not None:
                     rows[materialization.asset_key.to_user_string()] = int(value.value)  # type: ignore[arg-type]
-            outcomes.append(
-                RunOutcome(
-                    label=label,
-                    name=name,
-                    run_id=run_id,
-                    success=success,
-                    seconds=time.monotonic() - started,
-                    rows=rows,
-                    error=None if success else failure_reason(instance, run_id) or "failed",
-                )
+            outcome = RunOutcome(
+                label=label,
+                name=name,
+                run_id=run_id,
+                success=success,
+                seconds=time.monotonic() - started,
+                rows=rows,
+                error=None if success else failure_reason(instance, run_id) or "failed",
             )
+            report(outcome)
+            outcomes.append(outcome)
     return outcomes

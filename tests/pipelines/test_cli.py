@@ -1,7 +1,10 @@
-"""`quarry sync`: a line per store, and one line (no traceback) for what went wrong."""
+"""`quarry sync`: progress on stderr as each store and dataset is written, a line per store
+on stdout (or one JSON array), and one line (no traceback) for what went wrong."""
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from pathlib import Path
 
@@ -36,8 +39,26 @@ def test_sync_reports_each_store_and_names_the_failed_one(
     lines = result.stdout.splitlines()
     assert lines[0].startswith("exchange_rates (exchange rates): exchange_rates 88,")
     assert lines[1].startswith(f"{good} (") and ", orders " in lines[1]
-    assert len(result.stderr.splitlines()) == 1, result.stderr
-    [error] = result.stderr.splitlines()
+    progress = result.stderr.splitlines()
+    [error] = [line for line in progress if line.startswith("error:")]
     assert error.startswith(f"error: store {broken}: ")
     assert f"failed: NotFound: no demo data for store '{broken}'" in error
     assert "Traceback" not in result.output
+    # As it goes: each store as it starts, each dataset as it is written, then the failure.
+    good_name = lines[1].split(" (", 1)[1].split("):", 1)[0]
+    started = progress.index(f"syncing {good_name} ({good}) ...")
+    orders = next(line for line in progress[started:] if line.startswith("  orders: "))
+    assert re.fullmatch(
+        r"  orders: orders [\d,]+, order_lines [\d,]+, .* rows in \d+\.\d s, [\d,]+ rows/s",
+        orders,
+    ), orders
+    assert any(re.fullmatch(r"  customers: [\d,]+ rows in .*", line) for line in progress)
+    assert progress.index(error) > progress.index(next(p for p in progress if broken in p))
+
+    # Again, as JSON: one array on stdout; the good store has nothing new.
+    again = CliRunner().invoke(cli, ["sync", "--json"])
+    assert again.exit_code == 1
+    results = {r["store_id"]: r for r in json.loads(again.stdout)}
+    assert results[good]["success"] is True and not any(results[good]["rows"].values())
+    assert results[broken]["success"] is False
+    assert "NotFound" in results[broken]["error"] and results[broken]["run_id"]
