@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from cli.context import AppContext, echo_json, pass_app
+from cli.context import AppContext, echo_json, echo_table, pass_app
 from registry.accounts import (
     check_currency,
     check_timezone,
@@ -73,5 +73,7 @@ def list_(app: AppContext, as_json: bool) -> None:
     if as_json:
         echo_json(rows)
         return
-    for row in rows:
-        click.echo(f"{row['account_id']}  {row['currency']}  {row['timezone']}  {row['name']}")
+    echo_table(
+        ("ID", "CURRENCY", "TIMEZONE", "NAME"),
+        ((r["account_id"], r["currency"], r["timezone"], r["name"]) for r in rows),
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -50,3 +51,12 @@ class QuarryGroup(click.Group):
 
 def echo_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, default=str, ensure_ascii=False))
+
+
+def echo_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
+    """Rows under a header row, in columns padded to their widest cell (the header is
+    printed even when there are no rows; --json is the form for scripts)."""
+    cells = [list(header)] + [["" if c is None else str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    for row in cells:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())

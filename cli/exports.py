@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from cli.context import AppContext, echo_json, pass_app
+from cli.context import AppContext, echo_json, echo_table, pass_app
 
 
 @click.group()
@@ -58,13 +58,21 @@ def list_(app: AppContext, account_id: str, as_json: bool) -> None:
         echo_json([{**v, "last_run_at": v["last_run_at"] and utc_instant(v["last_run_at"])}
                    for v in views])  # fmt: skip
         return
-    for view in views:
-        api = "api" if view["runnable_via_api"] else "schedule-only"
-        last = view["last_run_status"] or "never run"
-        click.echo(
-            f"{view['id']}  {view['entity_type']:<12} {view['format']:<4} {api:<13} "
-            f"{last:<9} {view['total_runs']:>4} runs  {view['name']}"
-        )
+    echo_table(
+        ("ID", "ENTITY", "FORMAT", "RUNS VIA", "LAST RUN", "RUNS", "NAME"),
+        (
+            (
+                v["id"],
+                v["entity_type"],
+                v["format"],
+                "api" if v["runnable_via_api"] else "schedule-only",
+                v["last_run_status"] or "never run",
+                v["total_runs"],
+                v["name"],
+            )
+            for v in views
+        ),
+    )
 
 
 @exports.command("cleanup")

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from cli.context import AppContext, echo_json, pass_app
+from cli.context import AppContext, echo_json, echo_table, pass_app
 from registry.keys import create_key, list_keys, revoke_key
 
 
@@ -68,11 +68,19 @@ def list_(app: AppContext, account_id: str | None, as_json: bool) -> None:
     if as_json:
         echo_json(rows)
         return
-    for row in rows:
-        state = "revoked" if row["revoked"] else "active"
-        stores = ",".join(row["store_ids"]) if row["store_ids"] else "all stores"
-        scopes = ",".join(row["scopes"])
-        click.echo(f"{row['id']}  {row['prefix']}...  {state}  {scopes}  {stores}")
+    echo_table(
+        ("ID", "PREFIX", "STATE", "SCOPES", "STORES"),
+        (
+            (
+                row["id"],
+                f"{row['prefix']}...",
+                "revoked" if row["revoked"] else "active",
+                ",".join(row["scopes"]),
+                ",".join(row["store_ids"]) if row["store_ids"] else "all stores",
+            )
+            for row in rows
+        ),
+    )
 
 
 @keys.command("revoke")

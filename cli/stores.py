@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from cli.context import AppContext, echo_json, pass_app
+from cli.context import AppContext, echo_json, echo_table, pass_app
 from registry.accounts import get_store, list_stores
 
 
@@ -39,11 +39,13 @@ def list_(app: AppContext, account_id: str | None, as_json: bool) -> None:
     if as_json:
         echo_json(rows)
         return
-    for row in rows:
-        click.echo(
-            f"{row['id']}  {row['account_id']}  {row['currency']}  {row['timezone']}  "
-            f"{row['status']}  {row['name']}"
-        )
+    echo_table(
+        ("ID", "ACCOUNT", "CURRENCY", "TIMEZONE", "STATUS", "NAME"),
+        (
+            (r["id"], r["account_id"], r["currency"], r["timezone"], r["status"], r["name"])
+            for r in rows
+        ),
+    )
 
 
 @stores.command("remove")

@@ -13,7 +13,11 @@ def test_create_prints_the_new_id(home: Settings) -> None:
         "accounts", "create", "--name", "Acme", "--currency", "USD", "--timezone", "UTC"
     ).strip()
     assert account_id.startswith("acc_")
-    assert ok("accounts", "list").split()[0] == account_id
+    header, row = ok("accounts", "list").splitlines()
+    assert header.split() == ["ID", "CURRENCY", "TIMEZONE", "NAME"]
+    assert row.split() == [account_id, "USD", "UTC", "Acme"]
+    # Columns line up under their header.
+    assert row.index("USD") == header.index("CURRENCY")
 
 
 def test_create_json_shows_the_account() -> None:
@@ -36,7 +40,7 @@ def test_create_json_shows_the_account() -> None:
 
 
 def test_list_is_empty_at_first() -> None:
-    assert ok("accounts", "list") == ""
+    assert ok("accounts", "list").split() == ["ID", "CURRENCY", "TIMEZONE", "NAME"]
     assert ok_json("accounts", "list") == []
 
 

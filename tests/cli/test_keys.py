@@ -31,7 +31,10 @@ def test_create_prints_the_key_once_and_it_authenticates(home: Settings) -> None
 
     listed = ok("keys", "list")
     assert secret not in listed
-    assert key_id in listed and "active" in listed and "all stores" in listed
+    header, row = listed.splitlines()
+    assert header.split() == ["ID", "PREFIX", "STATE", "SCOPES", "STORES"]
+    assert row.startswith(key_id) and row.index("active") == header.index("STATE")
+    assert row.endswith("all stores")
 
 
 def test_create_json_and_list_json(home: Settings) -> None:

@@ -7,7 +7,14 @@ from tests.cli.runner import assert_one_line_error, invoke, new_account, new_sto
 
 
 def test_list_is_empty_at_first() -> None:
-    assert ok("stores", "list") == ""
+    assert ok("stores", "list").split() == [
+        "ID",
+        "ACCOUNT",
+        "CURRENCY",
+        "TIMEZONE",
+        "STATUS",
+        "NAME",
+    ]
     assert ok_json("stores", "list") == []
 
 
@@ -26,8 +33,8 @@ def test_list_json_has_the_store_fields(home: Settings) -> None:
         "status": "active",
         "last_synced_at": None,
     }
-    line = ok("stores", "list").strip()
-    assert line.split()[:2] == [store_id, account_id]
+    _header, line = ok("stores", "list").splitlines()
+    assert line.split() == [store_id, account_id, "EUR", "Europe/Berlin", "active", "Berlin"]
 
 
 def test_list_of_one_account(home: Settings) -> None:
