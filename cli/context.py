@@ -53,10 +53,13 @@ def echo_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, default=str, ensure_ascii=False))
 
 
-def echo_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
+def echo_table(
+    header: Sequence[str], rows: Iterable[Sequence[object]], *, indent: str = ""
+) -> None:
     """Rows under a header row, in columns padded to their widest cell (the header is
     printed even when there are no rows; --json is the form for scripts)."""
     cells = [list(header)] + [["" if c is None else str(c) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
     for row in cells:
-        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        line = "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True))
+        click.echo(f"{indent}{line}".rstrip())

@@ -1,12 +1,21 @@
-"""`quarry exports`: apply configurations from YAML, list them, clean up old files."""
+"""`quarry exports`: apply configurations from YAML (or try them), list, show, dump and
+delete them, clean up old files."""
 
 from __future__ import annotations
 
+import os
+from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
+import yaml
 
 from cli.context import AppContext, echo_json, echo_table, pass_app
+
+if TYPE_CHECKING:
+    from exports.configs.definition import ExportDefinition
+    from exports.configs.document import AccountContext
 
 
 @click.group()
@@ -24,15 +33,80 @@ def exports() -> None:
     help="YAML file of configurations.",
 )
 @click.option("--account", "account_id", required=True, help="Account id.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Validate, count each configuration's rows and show the first few; write nothing.",
+)
+@click.option(
+    "--rows", "first", default=5, show_default=True, type=click.IntRange(0, 100),
+    help="With --dry-run: how many rows to show.",
+)  # fmt: skip
 @pass_app
-def apply(app: AppContext, path: Path, account_id: str) -> None:
-    """Create or update configurations by name; nothing is written unless all are valid."""
-    from exports.configs.saved import apply_file
+def apply(app: AppContext, path: Path, account_id: str, dry_run: bool, first: int) -> None:
+    """Create or update configurations by name; nothing is written unless all are valid.
+
+    A credential read from an environment variable that is not set here is a warning:
+    runs read it where they execute."""
+    from exports.configs.saved import (
+        account_context,
+        apply_definitions,
+        check_file,
+        list_configs,
+        unset_variables,
+    )
 
     with app.registry.session() as session:
-        applied = apply_file(session, app.settings, account_id, path)
+        definitions = check_file(session, app.settings, account_id, path)
+        for warning in unset_variables(definitions, os.environ):
+            click.echo(f"warning: {warning}", err=True)
+        if dry_run:
+            context = account_context(session, app.settings, account_id)
+            existing = {c.name for c in list_configs(session, account_id)}
+        else:
+            applied = apply_definitions(session, app.settings, account_id, definitions)
+    if dry_run:
+        _preview(app, definitions, context, existing, first)
+        return
     for item in applied:
         click.echo(f"{'created' if item.created else 'updated'} {item.id}  {item.name}")
+
+
+# A preview cell longer than this is cut: the point is to recognise the rows.
+PREVIEW_WIDTH = 40
+
+
+def _preview(
+    app: AppContext,
+    definitions: list[ExportDefinition],
+    context: AccountContext,
+    existing: set[str],
+    first: int,
+) -> None:
+    from exports.files.produce import Account, preview
+    from warehouse.reader import WarehouseReader
+
+    def cut(value: object) -> str:
+        text = "" if value is None else str(value)
+        return text if len(text) <= PREVIEW_WIDTH else text[: PREVIEW_WIDTH - 3] + "..."
+
+    reader = WarehouseReader(app.settings, app.registry)
+    account = Account(context.currency, context.timezone, context.stores)
+    for definition in definitions:
+        verb = "update" if definition.name in existing else "create"
+        store_ids = list(definition.stores or context.stores)
+        click.echo(
+            f"would {verb} {definition.name!r}: {definition.entity_type} as "
+            f"{definition.format}, to {definition.destination_kind}, "
+            f"{len(store_ids)} store(s)"
+        )
+        for part in preview(reader, definition.parts, account, store_ids, first):
+            shown = f"; the first {len(part.first)}:" if part.first else ""
+            click.echo(f"  {part.name}: {part.rows:,} rows{shown}")
+            if part.first:
+                rows = ([cut(v) for v in row] for row in part.first)
+                echo_table([cut(t) for t in part.titles], rows, indent="    ")
+    click.echo("nothing written (--dry-run)")
 
 
 @exports.command("list")
@@ -73,6 +147,97 @@ def list_(app: AppContext, account_id: str, as_json: bool) -> None:
             for v in views
         ),
     )
+
+
+def _instants(view: dict[str, Any]) -> dict[str, Any]:
+    from warehouse.records import utc_instant
+
+    # The same timestamps as the API's.
+    return {k: utc_instant(v) if isinstance(v, datetime) else v for k, v in view.items()}
+
+
+@exports.command("show")
+@click.argument("config_id")
+@click.option("--json", "as_json", is_flag=True, help="The object of GET /v1/exports/{id}.")
+@pass_app
+def show(app: AppContext, config_id: str, as_json: bool) -> None:
+    """One configuration: what it reads, its format, destination (never credentials),
+    schedule and last run."""
+    from exports.configs.saved import account_store_ids, require_config
+    from exports.jobs.listing import config_view
+    from pipelines.exports.runs import RunLookup
+    from registry.principals import config_store_ids
+
+    runs = RunLookup(app.settings)
+    try:
+        with app.registry.session() as session:
+            row = require_config(session, config_id)
+            stores = config_store_ids(row, account_store_ids(session, row.account_id))
+            view = _instants(config_view(session, row, runs.latest, stores))
+    finally:
+        runs.close()
+    if as_json:
+        echo_json(view)
+        return
+    click.echo(yaml.safe_dump(view, sort_keys=False, allow_unicode=True).rstrip())
+
+
+@exports.command("dump")
+@click.option("--account", "account_id", required=True, help="Account id.")
+@click.option("--name", "names", multiple=True, help="Only this configuration (repeatable).")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Write to this file instead of stdout.",
+)  # fmt: skip
+@pass_app
+def dump(app: AppContext, account_id: str, names: tuple[str, ...], output: Path | None) -> None:
+    """The account's configurations as the YAML `apply` reads. Credentials are written as
+    references: `{env: VARIABLE}` as given, a literal secret as `{stored: true}`, which
+    `apply` reads as the value already stored."""
+    from exports.configs.dump import dump_configs
+    from exports.configs.saved import list_configs
+    from quarry.crypto import SecretBox
+    from quarry.errors import NotFound
+    from registry.accounts import get_account
+
+    with app.registry.session() as session:
+        get_account(session, account_id)
+        rows = list_configs(session, account_id)
+        missing = sorted(set(names) - {row.name for row in rows})
+        if missing:
+            raise NotFound(f"account {account_id!r} has no export named {missing[0]!r}")
+        chosen = [row for row in rows if not names or row.name in names]
+        text = dump_configs(chosen, SecretBox(app.settings.fernet_keys))
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {len(chosen)} configuration(s) to {output}", err=True)
+
+
+@exports.command("delete")
+@click.argument("config_id")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@pass_app
+def delete(app: AppContext, config_id: str, yes: bool) -> None:
+    """Delete a configuration, its past jobs and their files (refused while a job of it is
+    queued or running)."""
+    from exports.configs.saved import delete_config, require_config
+    from quarry.files import export_files
+
+    with app.registry.session() as session:
+        name = require_config(session, config_id).name
+    if not yes:
+        click.confirm(
+            f"delete export {name!r} ({config_id}) with its jobs and their files?", abort=True
+        )
+    with app.registry.session() as session:
+        removed = delete_config(session, config_id)
+    # Removed once the rows are gone: a download racing this answers 404, not half a file.
+    files = export_files(app.settings)
+    for job_id in removed:
+        files.remove(job_id)
+    click.echo(f"deleted {config_id}  {name} ({len(removed)} jobs)")
 
 
 @exports.command("cleanup")

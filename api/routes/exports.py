@@ -18,9 +18,9 @@ from api.json import json_response
 from api.openapi import AUTHENTICATED, problem_responses
 from api.schemas import ExportDetail, ExportList, RunAccepted
 from exports.configs.definition import schedule_only_reason
-from exports.configs.saved import config_detail, get_visible_config, run_statistics
+from exports.configs.saved import get_visible_config
 from exports.jobs.lifecycle import MAX_IDEMPOTENCY_KEY, QUEUED, check_idempotency_key, create_job
-from exports.jobs.listing import config_views, state_of
+from exports.jobs.listing import config_view, config_views
 from pipelines.exports.launcher import launch
 from quarry.errors import UnprocessableExport
 
@@ -113,13 +113,5 @@ def get_export(
     reading a store the key cannot, answers the same 404 as an unknown one."""
     with registry.session() as session:
         config = get_visible_config(session, principal, config_id)
-        total, newest = run_statistics(session, [config.id])[config.id]
-        status = state_of(newest, runs.latest).status if newest is not None else None
-        view = config_detail(
-            config,
-            total,
-            newest.created_at if newest is not None else None,
-            status,
-            principal.config_store_ids(config),
-        )
+        view = config_view(session, config, runs.latest, principal.config_store_ids(config))
     return json_response(view)

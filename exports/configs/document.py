@@ -47,6 +47,11 @@ class AccountContext:
 
 def load_file(path: Path, context: AccountContext) -> list[ExportDefinition]:
     """Every configuration of a YAML file, or InvalidRequest naming file, key and problem."""
+    return validate_document(read_document(path), context, source=str(path))
+
+
+def read_document(path: Path) -> Any:
+    """The YAML of a file, or InvalidRequest naming the file and where it is not YAML."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -58,7 +63,7 @@ def load_file(path: Path, context: AccountContext) -> list[ExportDefinition]:
         where = f"line {mark.line + 1} column {mark.column + 1}: " if mark else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise InvalidRequest(f"{path}: {where}not valid YAML ({problem})") from exc
-    return validate_document(document, context, source=str(path))
+    return document
 
 
 def validate_document(

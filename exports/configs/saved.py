@@ -4,7 +4,7 @@ exports list`) shows them."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -13,10 +13,13 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from destinations.fields import is_env_reference
 from exports.configs.definition import ExportDefinition
-from exports.configs.document import AccountContext, load_file
+from exports.configs.document import AccountContext, read_document, validate_document
+from exports.configs.dump import is_stored_reference
+from exports.configs.problems import Problems
 from quarry.crypto import SecretBox
-from quarry.errors import NotFound
+from quarry.errors import Conflict, NotFound
 from quarry.settings import Settings
 from registry.accounts import get_account, list_stores
 from registry.ids import new_id
@@ -44,8 +47,93 @@ def account_context(session: Session, settings: Settings, account_id: str) -> Ac
 def apply_file(session: Session, settings: Settings, account_id: str, path: Path) -> list[Applied]:
     """Validate every configuration of a YAML file, then create or update each by name.
     Nothing is written unless the whole file is valid."""
-    definitions = load_file(path, account_context(session, settings, account_id))
+    definitions = check_file(session, settings, account_id, path)
     return apply_definitions(session, settings, account_id, definitions)
+
+
+def check_file(
+    session: Session, settings: Settings, account_id: str, path: Path
+) -> list[ExportDefinition]:
+    """Every configuration of a YAML file, validated (InvalidRequest naming file, key and
+    problem), `{stored: true}` credentials replaced by the values stored for them."""
+    context = account_context(session, settings, account_id)
+    document = read_document(path)
+    resolve_stored(session, settings, account_id, document, source=str(path))
+    return validate_document(document, context, source=str(path))
+
+
+def resolve_stored(
+    session: Session, settings: Settings, account_id: str, document: Any, *, source: str
+) -> None:
+    """Replaces each `{stored: true}` credential (what `quarry exports dump` writes for a
+    literal secret) by the value the account's configuration of that name holds. A
+    reference with nothing stored behind it is an error: a secret is never made empty."""
+    entries = document.get("exports") if isinstance(document, dict) else document
+    if not isinstance(entries, list):
+        return  # validation names the problem
+    problems = Problems(source)
+    box: SecretBox | None = None
+    for index, entry in enumerate(entries):
+        destination = entry.get("destination") if isinstance(entry, dict) else None
+        credentials = destination.get("credentials") if isinstance(destination, dict) else None
+        if not isinstance(credentials, dict):
+            continue
+        wanted = [name for name, value in credentials.items() if is_stored_reference(value)]
+        if not wanted:
+            continue
+        name = str(entry.get("name", "")).strip()
+        row = session.scalar(
+            select(ExportConfig).where(
+                ExportConfig.account_id == account_id, ExportConfig.name == name
+            )
+        )
+        box = box or SecretBox(settings.fernet_keys)
+        stored = box.open(row.credentials_secret) if row and row.credentials_secret else {}
+        for credential in wanted:
+            key = f"exports[{index}].destination.credentials.{credential}"
+            if credential not in stored:
+                problems.add(
+                    key,
+                    f"{{stored: true}} keeps the value stored for configuration {name!r}, "
+                    "but it has none: give the value or an {env: VARIABLE} reference",
+                )
+                continue
+            credentials[credential] = stored[credential]
+    problems.raise_if_any()
+
+
+def unset_variables(
+    definitions: Sequence[ExportDefinition], environ: Mapping[str, str]
+) -> list[str]:
+    """A warning for each `{env: VARIABLE}` credential whose variable `environ` lacks."""
+    warnings = []
+    for definition in definitions:
+        for name, value in definition.credentials.items():
+            if is_env_reference(value) and value["env"] not in environ:
+                warnings.append(
+                    f"{definition.name!r}: credentials.{name} reads ${value['env']}, which is "
+                    "not set here; runs read it where they execute (the worker role)"
+                )
+    return warnings
+
+
+def delete_config(session: Session, config_id: str) -> list[str]:
+    """Deletes a configuration with its finished jobs; returns the jobs' ids, whose files
+    the caller removes once this is committed (a download racing the deletion then answers
+    404, never half a file). Refused (Conflict) while one of its jobs is queued or running:
+    the run would lose its configuration under it."""
+    row = require_config(session, config_id)
+    jobs = list(session.scalars(select(ExportJob).where(ExportJob.config_id == config_id)))
+    busy = [job.id for job in jobs if job.status in ("queued", "running")]
+    if busy:
+        raise Conflict(
+            f"export {row.name!r} has {len(busy)} queued or running job(s) "
+            f"({', '.join(busy)}): wait for them to finish, then delete it"
+        )
+    for job in jobs:
+        session.delete(job)
+    session.delete(row)
+    return [job.id for job in jobs]
 
 
 def apply_definitions(

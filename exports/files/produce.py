@@ -107,17 +107,12 @@ def _record_dataset(part: PartSpec) -> Dataset:
     return ds
 
 
-def record_table(
-    cursor: duckdb.DuckDBPyConnection, part: PartSpec, store_ids: Sequence[str]
-) -> Table:
-    """A record part: its columns, filtered exactly as GET /v1/{dataset} filters, in the
-    record endpoints' order (created_at, then id)."""
+def _record_source(part: PartSpec, store_ids: Sequence[str]) -> CopySource:
+    """A record part as SQL, filtered exactly as GET /v1/{dataset} filters, in the record
+    endpoints' order (created_at, then id)."""
     ds = _record_dataset(part)
     query = parse_list_params(ds, [(name, v) for name, values in part.filters.items()
                                    for v in values])  # fmt: skip
-    titles = [c.title for c in part.columns]
-    if not store_ids:
-        return Table(part.name, titles, iter(()))
     sources = []
     for column in part.columns:
         found = ds.field(column.field)
@@ -126,14 +121,23 @@ def record_table(
     where = [f'"store_id" IN ({", ".join("?" * len(store_ids))})']
     where += [c.sql for c in query.conditions]
     params: list[Any] = [*store_ids, *(v for c in query.conditions for v in c.params)]
-    source = CopySource(
+    return CopySource(
         columns=sources,
         from_where=f'FROM "{ds.table}" WHERE {" AND ".join(where)}',
         order_by='"created_at", "id"',
         params=params,
     )
-    sql = source.select(sources)
-    batches = stream_batches(cursor, sql, params)
+
+
+def record_table(
+    cursor: duckdb.DuckDBPyConnection, part: PartSpec, store_ids: Sequence[str]
+) -> Table:
+    """A record part: its columns and rows (_record_source)."""
+    titles = [c.title for c in part.columns]
+    if not store_ids:
+        return Table(part.name, titles, iter(()))
+    source = _record_source(part, store_ids)
+    batches = stream_batches(cursor, source.select(source.columns), list(source.params))
     return Table(
         part.name, titles, rows_of(batches), batches, partial(copy_csv, cursor, source, titles)
     )
@@ -155,6 +159,46 @@ def query_table(
     names = [c["name"] for c in result.columns]
     rows = iter([[row.get(n) for n in names] for row in result.rows])
     return Table(part.name, [c["title"] for c in result.columns], rows)
+
+
+@dataclass(frozen=True)
+class PartPreview:
+    """What a part would write now: its titles, how many rows, the first few."""
+
+    name: str
+    titles: list[str]
+    rows: int
+    first: list[list[Any]]
+
+
+def preview(
+    reader: WarehouseReader,
+    parts: Sequence[PartSpec],
+    account: Account,
+    store_ids: Sequence[str],
+    first: int = 5,
+) -> list[PartPreview]:
+    """Each part's row count and first `first` rows on the current snapshot, read as a run
+    would read them (before any XLSX sheet limit), without writing anything."""
+    read: list[PartPreview] = []
+    with reader.pinned(store_ids) as snapshot, reader.connect(snapshot) as cursor:
+        for part in parts:
+            if part.entity_type == "query":
+                table = query_table(cursor, part, account, store_ids)
+                rows = [list(row) for row in table.rows]
+                read.append(PartPreview(part.name, table.titles, len(rows), rows[:first]))
+                continue
+            titles = [c.title for c in part.columns]
+            if not store_ids:
+                read.append(PartPreview(part.name, titles, 0, []))
+                continue
+            source = _record_source(part, store_ids)
+            params = list(source.params)
+            counted = cursor.execute(f"SELECT count(*) {source.from_where}", params).fetchone()
+            head = cursor.execute(f"{source.select(source.columns)} LIMIT {int(first)}", params)
+            rows = [list(row) for row in head.fetchall()]
+            read.append(PartPreview(part.name, titles, int(counted[0]) if counted else 0, rows))
+    return read
 
 
 def produce(

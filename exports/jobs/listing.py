@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from exports.configs.saved import (
+    config_detail,
     config_summary,
     list_configs,
     run_statistics,
@@ -67,6 +68,16 @@ def config_views(
         status = state_of(newest, runs).status if newest is not None else None
         views.append(config_summary(config, total, newest.created_at if newest else None, status))
     return views
+
+
+def config_view(
+    session: Session, config: ExportConfig, runs: RunSource, store_ids: list[str]
+) -> dict[str, Any]:
+    """One configuration as GET /v1/exports/{id} shows it (`store_ids`: what it reads)."""
+    total, newest = run_statistics(session, [config.id])[config.id]
+    status = state_of(newest, runs).status if newest is not None else None
+    last_run_at = newest.created_at if newest is not None else None
+    return config_detail(config, total, last_run_at, status, store_ids)
 
 
 @dataclass(frozen=True)

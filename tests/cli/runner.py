@@ -14,10 +14,10 @@ from registry.db import Registry
 from tests.factories import add_store
 
 
-def invoke(*args: str) -> Result:
-    """Run `quarry ARGS...` with the current environment; a new AppContext each time, as a
-    new process would have."""
-    return CliRunner().invoke(root, list(args), catch_exceptions=True)
+def invoke(*args: str, input: str | None = None) -> Result:
+    """Run `quarry ARGS...` with the current environment (and `input` on stdin); a new
+    AppContext each time, as a new process would have."""
+    return CliRunner().invoke(root, list(args), input=input, catch_exceptions=True)
 
 
 def ok(*args: str) -> str:

@@ -11,6 +11,8 @@ import yaml
 from quarry.settings import Settings
 from registry.accounts import create_account
 from registry.db import Registry
+from tests.api.conftest import isolated_env
+from tests.api.world import World
 from tests.cli.runner import invoke
 
 
@@ -55,3 +57,135 @@ def test_a_bad_file_is_one_line_naming_file_key_and_problem(account: str, tmp_pa
     assert missing.exit_code == 1 and "cannot read the file" in missing.stderr
     unknown = invoke("exports", "list", "--account", "acc_nope")
     assert unknown.exit_code == 1 and "does not exist" in unknown.stderr
+
+
+def _s3_export(secret: object) -> dict[str, object]:
+    return {
+        "name": "To S3",
+        "entity_type": "orders",
+        "format": "csv",
+        "columns": ["order_name", {"field": "total_price", "title": "Total"}],
+        "filters": {"financial_status": ["paid", "refunded"], "created_at_min": "2024-01-01"},
+        "format_options": {"delimiter": ";"},
+        "destination": {
+            "kind": "s3",
+            "settings": {"bucket": "reports"},
+            "credentials": {
+                "access_key_id": {"env": "QUARRY_TEST_S3_KEY"},
+                "secret_access_key": secret,
+            },
+        },
+        "schedule": {"cron": "0 6 * * *", "timezone": "Europe/Berlin"},
+    }
+
+
+def _credentials(settings: Settings, account: str) -> dict[str, object]:
+    from sqlalchemy import select
+
+    from quarry.crypto import SecretBox
+    from registry.models import ExportConfig
+
+    registry = Registry(settings)
+    with registry.session() as session:
+        row = session.scalars(select(ExportConfig).where(ExportConfig.account_id == account)).one()
+        sealed = row.credentials_secret
+    registry.dispose()
+    assert sealed is not None
+    return SecretBox(settings.fernet_keys).open(sealed)
+
+
+def test_dump_writes_what_apply_reads_without_secrets(
+    quarry_env: Settings, account: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "exports.yaml"
+    path.write_text(yaml.safe_dump({"exports": [_s3_export("s3cr3t-literal")]}))
+    monkeypatch.delenv("QUARRY_TEST_S3_KEY", raising=False)
+    applied = invoke("exports", "apply", "-f", str(path), "--account", account)
+    assert applied.exit_code == 0, applied.output
+    # The credential read from the environment is not set here: a warning, not an error.
+    assert "warning: 'To S3': credentials.access_key_id reads $QUARRY_TEST_S3_KEY" in applied.stderr
+
+    dumped = invoke("exports", "dump", "--account", account)
+    assert dumped.exit_code == 0, dumped.output
+    assert "s3cr3t" not in dumped.stdout
+    (entry,) = yaml.safe_load(dumped.stdout)["exports"]
+    assert entry["destination"]["credentials"] == {
+        "access_key_id": {"env": "QUARRY_TEST_S3_KEY"},
+        "secret_access_key": {"stored": True},
+    }
+    assert entry["columns"] == ["order_name", {"field": "total_price", "title": "Total"}]
+    assert entry["filters"] == {
+        "financial_status": ["paid", "refunded"],
+        "created_at_min": "2024-01-01",
+    }
+    assert entry["format_options"] == {"delimiter": ";"}
+    assert entry["schedule"] == {"cron": "0 6 * * *", "timezone": "Europe/Berlin"}
+
+    # Applied back, it changes nothing and keeps the stored secret.
+    (tmp_path / "dumped.yaml").write_text(dumped.stdout)
+    monkeypatch.setenv("QUARRY_TEST_S3_KEY", "set")
+    again = invoke("exports", "apply", "-f", str(tmp_path / "dumped.yaml"), "--account", account)
+    assert again.exit_code == 0 and again.stdout.startswith("updated "), again.output
+    assert again.stderr == ""
+    assert _credentials(quarry_env, account)["secret_access_key"] == "s3cr3t-literal"
+    assert invoke("exports", "dump", "--account", account).stdout == dumped.stdout
+
+    # Under another name there is nothing stored to keep: an error naming the key, and
+    # nothing is written.
+    renamed = dumped.stdout.replace("name: To S3", "name: Elsewhere")
+    (tmp_path / "renamed.yaml").write_text(renamed)
+    refused = invoke("exports", "apply", "-f", str(tmp_path / "renamed.yaml"), "--account", account)
+    assert refused.exit_code == 1
+    assert "exports[0].destination.credentials.secret_access_key: {stored: true}" in refused.stderr
+    listed = json.loads(invoke("exports", "list", "--account", account, "--json").stdout)
+    assert [c["name"] for c in listed] == ["To S3"]
+
+
+def test_show_and_delete(quarry_env: Settings, account: str, tmp_path: Path) -> None:
+    path = tmp_path / "exports.yaml"
+    path.write_text(yaml.safe_dump({"exports": [_s3_export({"env": "X_SECRET"})]}))
+    created = invoke("exports", "apply", "-f", str(path), "--account", account)
+    config_id = created.stdout.split()[1]
+    shown = invoke("exports", "show", config_id, "--json")
+    assert shown.exit_code == 0, shown.output
+    detail = json.loads(shown.stdout)
+    assert detail["id"] == config_id and detail["destination"]["kind"] == "s3"
+    assert detail["destination"]["has_credentials"] is True
+    assert "X_SECRET" not in shown.stdout  # credentials are never shown, not even references
+    human = invoke("exports", "show", config_id)
+    assert yaml.safe_load(human.stdout)["name"] == "To S3"
+
+    unknown = invoke("exports", "delete", "exp_nope", "--yes")
+    assert unknown.exit_code == 1 and "does not exist" in unknown.stderr
+    declined = invoke("exports", "delete", config_id, input="n\n")
+    assert declined.exit_code == 1
+    assert invoke("exports", "show", config_id).exit_code == 0
+    deleted = invoke("exports", "delete", config_id, "--yes")
+    assert deleted.exit_code == 0, deleted.output
+    assert deleted.stdout.startswith(f"deleted {config_id}")
+    assert invoke("exports", "show", config_id).exit_code == 1
+
+
+def test_dry_run_counts_and_shows_the_first_rows(export_world: World, tmp_path: Path) -> None:
+    account = export_world.accounts["a"]
+    stores = ("st_a1", "st_a2")
+    path = tmp_path / "exports.yaml"
+    path.write_text(yaml.safe_dump({"exports": [{
+        "name": "Two stores", "entity_type": "orders", "format": "csv",
+        "columns": ["order_name", "store_id"], "stores": list(stores),
+    }]}))  # fmt: skip
+    with isolated_env(str(export_world.settings.home)):
+        result = invoke("exports", "apply", "-f", str(path), "--account", account,
+                        "--dry-run", "--rows", "2")  # fmt: skip
+        listed = invoke("exports", "list", "--account", account, "--json")
+    assert result.exit_code == 0, result.output
+    expected = export_world.records("orders", *stores)
+    lines = result.stdout.splitlines()
+    assert lines[0] == "would create 'Two stores': orders as csv, to local, 2 store(s)"
+    assert lines[1] == f"  orders: {len(expected):,} rows; the first 2:"
+    assert lines[2].split() == ["Order", "Store", "ID"]
+    assert [line.split() for line in lines[3:5]] == [
+        [r["order_name"], r["store_id"]] for r in expected[:2]
+    ]
+    assert lines[-1] == "nothing written (--dry-run)"
+    assert "Two stores" not in listed.stdout
