@@ -32,6 +32,7 @@ from api.routes import (
     stores,
 )
 from pipelines.exports.runs import RunLookup
+from quarry import logs
 from quarry.settings import Settings, load_settings
 from registry.db import Registry
 from warehouse.reader import WarehouseReader
@@ -63,7 +64,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """The API over `settings` (read from the environment when None).
 
     Builds the registry (migrated once, here, not per request), the warehouse reader and
-    the rate limiter; a bad setting fails here with a ConfigurationError."""
+    the rate limiter; a bad setting fails here with a ConfigurationError. Built from the
+    environment, as uvicorn builds it, the app is the process's: it sets up the process's
+    logs (quarry.logs); a program that passes its own settings keeps its own logging."""
+    owns_process = settings is None
     settings = settings or load_settings()
     limiter = build_limiter(settings)
     registry = Registry(settings)
@@ -114,4 +118,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]
     mask_keys()
     install_request_ids()
+    if owns_process:
+        logs.configure(settings, default_level="INFO")
+        logs.configure_uvicorn(settings)
     return app

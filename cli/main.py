@@ -9,6 +9,11 @@ from typing import Any
 import click
 
 from cli.context import AppContext, QuarryGroup, pass_app
+from quarry import logs
+from quarry.errors import QuarryError
+
+# The CLI's text lines: what went wrong, without a time stamp the terminal does not need.
+CLI_FORMAT = "%(levelname)s %(name)s: %(message)s"
 
 
 def _show_warning(message: Any, category: Any, *_args: Any, **_kwargs: Any) -> None:
@@ -21,8 +26,14 @@ def _show_warning(message: Any, category: Any, *_args: Any, **_kwargs: Any) -> N
 def cli(ctx: click.Context) -> None:
     """Quarry: sync commerce stores into a warehouse, serve /v1, run exports."""
     warnings.showwarning = _show_warning
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    ctx.ensure_object(AppContext)
+    app = ctx.ensure_object(AppContext)
+    try:
+        settings = app.settings
+    except QuarryError:
+        # The command reports the bad setting itself, as one `error:` line.
+        logging.basicConfig(level=logging.WARNING, format=CLI_FORMAT)
+        return
+    logs.configure(settings, default_level="WARNING", text_format=CLI_FORMAT)
 
 
 @cli.command()

@@ -26,6 +26,7 @@ import yaml
 
 from cli.context import AppContext, echo_json, pass_app
 from quarry.errors import ConfigurationError
+from quarry.logs import dagster_options
 from quarry.settings import Settings
 from registry.accounts import list_stores
 from registry.db import Registry
@@ -166,7 +167,8 @@ def worker(app: AppContext, host: str, port: int) -> None:
     # still be going (one worker per home), so nothing half-written outlives a restart.
     shutil.rmtree(staging_dir(settings), ignore_errors=True)
     command = [_tool("dagster"), "code-server", "start", "-m", "pipelines.definitions",
-               "-a", "defs", "-h", host, "-p", str(port), "--location-name", LOCATION]  # fmt: skip
+               "-a", "defs", "-h", host, "-p", str(port), "--location-name", LOCATION,
+               *dagster_options(settings, "code-server")]  # fmt: skip
     click.echo(f"worker {settings.role_id}: code server on {host}:{port}")
     sys.exit(_supervise(settings, {"code-server": command}))
 
@@ -212,8 +214,10 @@ def _orchestrator_commands(settings: Settings, host: str, port: int) -> dict[str
     workspace = _workspace(settings)
     return {
         "dagster-webserver": [_tool("dagster-webserver"), "-w", str(workspace),
-                              "-h", host, "-p", str(port)],
-        "dagster-daemon": [_tool("dagster-daemon"), "run", "-w", str(workspace)],
+                              "-h", host, "-p", str(port),
+                              *dagster_options(settings, "dagster-webserver")],
+        "dagster-daemon": [_tool("dagster-daemon"), "run", "-w", str(workspace),
+                           *dagster_options(settings, "dagster-daemon")],
         "housekeeper": [_tool("quarry"), "housekeeper"],
     }  # fmt: skip
 

@@ -10,7 +10,7 @@ import tempfile
 import warnings
 from functools import cached_property
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -81,11 +81,26 @@ class Settings(BaseSettings):
     # after it opened (or after the previous response), or whose body stalls this long.
     header_timeout_seconds: float = Field(default=10.0, gt=0)
     body_timeout_seconds: float = Field(default=30.0, gt=0)
+    # Logs (quarry.logs): text or JSON lines, and the level; unset, the services log INFO
+    # (Dagster's daemon WARNING: its INFO is a line per sensor tick) and the CLI WARNING.
+    log_format: Literal["text", "json"] = "text"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] | None = None
 
     @field_validator("home", mode="after")
     @classmethod
     def _absolute_home(cls, value: Path) -> Path:
         return value.expanduser().resolve()
+
+    @field_validator("log_format", mode="before")
+    @classmethod
+    def _format_any_case(cls, value: Any) -> Any:
+        # json and JSON mean the same; an empty variable means the default.
+        return (value.strip().lower() or "text") if isinstance(value, str) else value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _level_any_case(cls, value: Any) -> Any:
+        return (value.strip().upper() or None) if isinstance(value, str) else value
 
     @property
     def resolved_database_url(self) -> str:
