@@ -32,6 +32,17 @@ MAX_CONCURRENT_RUNS = 4
 HEADER = "# Managed by Quarry (pipelines/instance.py): rewritten from its settings.\n"
 # Run tag naming the store a sync run works on, so queued runs of one store go one by one.
 STORE_TAG = "quarry/store"
+# And its name, so that people reading the runs in the UI can tell the stores apart.
+STORE_NAME_TAG = "quarry/store_name"
+_MAX_TAG_NAME = 100
+
+
+def store_tags(store_id: str, name: str | None) -> dict[str, str]:
+    """The run tags of a sync run of one store: its id, and its name when known."""
+    tags = {STORE_TAG: store_id}
+    if name:
+        tags[STORE_NAME_TAG] = name[:_MAX_TAG_NAME]
+    return tags
 
 
 # With the storage in PostgreSQL the instance spans hosts, and Dagster hands the

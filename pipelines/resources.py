@@ -68,6 +68,12 @@ class QuarryResource(ConfigurableResource):
         with self.registry.session() as session:
             return get_store(session, store_id)
 
+    def store_label(self, store_id: str) -> str:
+        """`Name (id)`: how a store is named in metadata the Dagster UI shows."""
+        with self.registry.session() as session:
+            found = session.get(Store, store_id)
+        return f"{found.name} ({store_id})" if found is not None else store_id
+
     def connector(self, store: Store) -> Connector:
         """The platform connector of `store`."""
         return connector_for(self.settings, store)

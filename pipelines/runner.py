@@ -29,7 +29,7 @@ from dagster import (
     SupersessionWarning,
 )
 
-from pipelines.instance import STORE_TAG, open_instance
+from pipelines.instance import open_instance, store_tags
 from pipelines.partitions import sync_store_partitions
 from pipelines.progress import RunFollower, RunStarted, StepFinished
 from quarry.settings import Settings
@@ -137,7 +137,7 @@ def _run(
     """Run `job_name` (for one store when `partition_key` is set) in this process."""
     tags = {WORKER_TAG: worker_identity(settings.role_id)}
     if partition_key:
-        tags[STORE_TAG] = partition_key
+        tags |= store_tags(partition_key, name)
     started = time.monotonic()
     run_id = str(uuid.uuid4())
     follower = RunFollower(instance, run_id, label, name, report)
@@ -273,7 +273,7 @@ def sync_stores_on_worker(
             tags = (
                 {}
                 if partition_key is None
-                else {"dagster/partition": partition_key, STORE_TAG: partition_key}
+                else {"dagster/partition": partition_key} | store_tags(partition_key, name)
             )
             started = time.monotonic()
             report(RunStarted(label, name))

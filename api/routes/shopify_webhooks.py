@@ -47,7 +47,7 @@ def _trigger(request: Request) -> SyncTrigger:
     if getattr(state, "shopify_sync_trigger", None) is None:
         from pipelines.sync.triggers import DelayedSync
 
-        state.shopify_sync_trigger = DelayedSync(state.settings)
+        state.shopify_sync_trigger = DelayedSync(state.settings, state.registry)
     return state.shopify_sync_trigger
 
 

@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 
 from dagster import (
     AssetCheckResult,
-    AssetCheckSpec,
     AssetExecutionContext,
     AssetKey,
     AssetsDefinition,
@@ -25,7 +24,7 @@ from dagster import (
 )
 
 from exports.files.cleanup import remove_files_for_store
-from pipelines.partitions import STORES
+from pipelines.partitions import STORES, store_check_spec
 from pipelines.resources import FULL_TAG, QuarryResource, ResyncStatus
 from pipelines.sync.dataset import sync_dataset
 from pipelines.sync.sales import build_sales
@@ -59,7 +58,7 @@ def _source_asset(dataset: str, tables: tuple[str, ...]) -> AssetsDefinition:
         partitions_def=STORES,
         pool=pool(tables[0]),
         check_specs=[
-            AssetCheckSpec(
+            store_check_spec(
                 "complete",
                 asset=tables[0],
                 blocking=True,
@@ -91,6 +90,7 @@ def _source_asset(dataset: str, tables: tuple[str, ...]) -> AssetsDefinition:
                 yield MaterializeResult(
                     asset_key=name,
                     metadata={
+                        "store": f"{store.name} ({store.id})",
                         "incomplete": True,
                         "dagster/row_count": store_row_count(quarry.lake, name, store.id),
                     },
@@ -107,6 +107,7 @@ def _source_asset(dataset: str, tables: tuple[str, ...]) -> AssetsDefinition:
             yield MaterializeResult(
                 asset_key=name,
                 metadata={
+                    "store": f"{store.name} ({store.id})",
                     "rows_written": result.rows.get(name, 0),
                     "dagster/row_count": store_row_count(quarry.lake, name, store.id),
                     "full_sync": result.full,
@@ -138,6 +139,7 @@ def sales(context: AssetExecutionContext, quarry: QuarryResource) -> Materialize
     built = build_sales(quarry.lake, quarry.registry, context.partition_key)
     return MaterializeResult(
         metadata={
+            "store": quarry.store_label(context.partition_key),
             "rows_written": built.rows,
             "orders_rebuilt": built.orders if not built.full else "all",
             "dagster/row_count": store_row_count(quarry.lake, "sales", context.partition_key),
@@ -185,6 +187,7 @@ def warehouse_snapshot(context: AssetExecutionContext, quarry: QuarryResource) -
         removed = remove_files_for_store(quarry.settings, quarry.registry, store_id)
     return MaterializeResult(
         metadata={
+            "store": quarry.store_label(store_id),
             "lake_version": snapshot.version,
             "new_snapshot": snapshot.recorded,
             "export_files_removed": len(removed),

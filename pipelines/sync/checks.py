@@ -23,6 +23,7 @@ from dagster import (
     multi_asset_check,
 )
 
+from pipelines.partitions import store_check_spec
 from pipelines.resources import QuarryResource
 from pipelines.sync.table_stats import key_columns, key_health, store_row_count
 from registry.accounts import list_stores
@@ -33,8 +34,10 @@ PLATFORM_DATASETS = {tables[0]: dataset for dataset, tables in SOURCE_DATASETS.i
 
 
 def _specs(table: str) -> list[AssetCheckSpec]:
+    # Per store like the tables; exchange rates are global.
+    spec = AssetCheckSpec if table == "exchange_rates" else store_check_spec
     specs = [
-        AssetCheckSpec(
+        spec(
             "valid_keys",
             asset=table,
             blocking=True,
@@ -43,7 +46,7 @@ def _specs(table: str) -> list[AssetCheckSpec]:
     ]
     if table in PLATFORM_DATASETS:
         specs.append(
-            AssetCheckSpec(
+            spec(
                 "matches_platform",
                 asset=table,
                 description="Row count equals the platform's record count.",
@@ -72,11 +75,13 @@ def check_table(
 ) -> Iterator[AssetCheckResult]:
     """The results of every check of `table` for one store (or all when None)."""
     health = key_health(quarry.lake, table, store_id)
+    store = {"store": quarry.store_label(store_id)} if store_id is not None else {}
     yield AssetCheckResult(
         asset_key=table,
         check_name="valid_keys",
         passed=health.duplicate_keys == 0 and health.null_keys == 0,
         metadata={
+            **store,
             "rows": health.rows,
             "duplicate_keys": health.duplicate_keys,
             "rows_with_null_keys": health.null_keys,
@@ -90,7 +95,7 @@ def check_table(
             check_name="matches_platform",
             passed=platform == warehouse,
             severity=AssetCheckSeverity.WARN,
-            metadata={"warehouse_rows": warehouse, "platform_records": platform},
+            metadata={**store, "warehouse_rows": warehouse, "platform_records": platform},
         )
 
 

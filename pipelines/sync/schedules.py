@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from dagster import DefaultScheduleStatus, RunRequest, ScheduleEvaluationContext, schedule
 
-from pipelines.instance import STORE_TAG
+from pipelines.instance import store_tags
 from pipelines.partitions import sync_store_partitions
 from pipelines.resources import QuarryResource
 from pipelines.sync.jobs import sync_exchange_rates, sync_stores
@@ -23,14 +23,14 @@ from registry.accounts import list_stores
 )
 def hourly_sync(context: ScheduleEvaluationContext, quarry: QuarryResource) -> Iterator[RunRequest]:
     with quarry.registry.session() as session:
-        store_ids = [store.id for store in list_stores(session)]
-    sync_store_partitions(context.instance, store_ids)
+        names = {store.id: store.name for store in list_stores(session)}
+    sync_store_partitions(context.instance, list(names))
     tick = context.scheduled_execution_time.isoformat() if context.scheduled_execution_time else ""
-    for store_id in store_ids:
+    for store_id, name in names.items():
         yield RunRequest(
             run_key=f"{store_id}:{tick}",
             partition_key=store_id,
-            tags={STORE_TAG: store_id},
+            tags=store_tags(store_id, name),
         )
 
 

@@ -8,7 +8,7 @@ from dagster import (
     sensor,
 )
 
-from pipelines.instance import STORE_TAG
+from pipelines.instance import store_tags
 from pipelines.partitions import partition_changes
 from pipelines.resources import QuarryResource
 from pipelines.sync.jobs import sync_stores
@@ -28,7 +28,7 @@ def store_partitions(context: SensorEvaluationContext, quarry: QuarryResource) -
     changes = partition_changes(context.instance, [store.id for store in stores])
     first_syncs = [
         # The run key makes this once per store, however many ticks see it unsynced.
-        RunRequest(run_key=f"first-sync:{s.id}", partition_key=s.id, tags={STORE_TAG: s.id})
+        RunRequest(run_key=f"first-sync:{s.id}", partition_key=s.id, tags=store_tags(s.id, s.name))
         for s in stores
         if s.last_synced_at is None
     ]

@@ -12,8 +12,11 @@ from __future__ import annotations
 import logging
 import threading
 
-from pipelines.instance import STORE_TAG
+from pipelines.instance import store_tags
+from quarry.errors import QuarryError
 from quarry.settings import Settings
+from registry.accounts import get_store
+from registry.db import Registry
 
 log = logging.getLogger(__name__)
 
@@ -21,10 +24,21 @@ SYNC_JOB_NAME = "sync_stores"
 
 
 class DelayedSync:
-    """SyncTrigger that submits `sync_stores` for a store after a delay (a daemon timer)."""
+    """SyncTrigger that submits `sync_stores` for a store after a delay (a daemon timer).
+    With a registry the run is tagged with the store's name too."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, registry: Registry | None = None) -> None:
         self.settings = settings
+        self.registry = registry
+
+    def _name(self, store_id: str) -> str | None:
+        if self.registry is None:
+            return None
+        try:
+            with self.registry.session() as session:
+                return get_store(session, store_id).name
+        except QuarryError:  # removed meanwhile: the run fails and says so
+            return None
 
     def schedule(self, store_id: str, delay_seconds: float) -> None:
         timer = threading.Timer(delay_seconds, self._submit, args=(store_id,))
@@ -38,7 +52,8 @@ class DelayedSync:
             run_id = submit(
                 self.settings,
                 SYNC_JOB_NAME,
-                {"dagster/partition": store_id, STORE_TAG: store_id, "quarry/trigger": "webhook"},
+                {"dagster/partition": store_id, "quarry/trigger": "webhook"}
+                | store_tags(store_id, self._name(store_id)),
             )
             log.info("webhook sync of %s submitted as run %s", store_id, run_id)
         except Exception as exc:

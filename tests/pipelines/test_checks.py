@@ -4,10 +4,12 @@ snapshot, so readers keep the previous one."""
 from __future__ import annotations
 
 import pytest
-from dagster import AssetCheckEvaluation, DagsterEventType, DagsterInstance
+from dagster import AssetCheckEvaluation, AssetKey, DagsterEventType, DagsterInstance
 
+from pipelines.instance import STORE_NAME_TAG
 from pipelines.runner import sync_stores
 from quarry.settings import Settings
+from registry.accounts import get_store
 from registry.db import Registry
 from tests.pipelines.helpers import warehouse_rows
 from warehouse.lake import Lake
@@ -48,6 +50,19 @@ def test_checks_pass_then_catch_a_duplicated_id(
     assert passed[("orders", "complete")] is True
     assert len(passed) == 9 + 4 + 4 and all(passed.values())
     assert all(_passed(instance, rates.run_id).values())
+    # The UI can tell stores apart: the run is tagged with the store's name, and each check
+    # result is the store's own (its partition), named in its metadata.
+    with registry.session() as session:
+        name = get_store(session, store_id).name
+    run = instance.get_run_by_id(good.run_id)
+    assert run is not None and run.tags[STORE_NAME_TAG] == name
+    evaluation = _evaluations(instance, good.run_id)[("orders", "valid_keys")]
+    assert evaluation.partition == store_id
+    assert evaluation.metadata["store"].value == f"{name} ({store_id})"
+    materialization = instance.get_latest_materialization_event(AssetKey("orders"))
+    assert materialization is not None and materialization.asset_materialization is not None
+    assert materialization.asset_materialization.partition == store_id
+    assert materialization.asset_materialization.metadata["store"].value == f"{name} ({store_id})"
 
     with registry.session() as session:
         before = latest_snapshots(session, [store_id])
