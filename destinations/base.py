@@ -211,11 +211,16 @@ class BaseDestination:
                 f"{self.kind} {self.target()}: cannot read the file to deliver "
                 f"({exc.strerror or type(exc).__name__})"
             ) from None
+        return self.transfer(lambda: self._deliver_once(delivery, size, sha256))
+
+    def transfer(self, operation: Callable[[], T]) -> T:
+        """Run `operation` (one attempt at talking to the destination) under redaction and
+        retries; raise DeliveryError naming the destination when it finally fails."""
         with redacting(self.secrets()) as redactor:
             self._redactor = redactor
             try:
                 return run_with_retries(
-                    lambda: self._attempt(delivery, size, sha256),
+                    lambda: self._attempt(operation),
                     self.retry,
                     describe=f"{self.kind} delivery to {self.target()}",
                 )
@@ -225,9 +230,9 @@ class BaseDestination:
             finally:
                 self._redactor = None
 
-    def _attempt(self, delivery: Delivery, size: int, sha256: str) -> Receipt:
+    def _attempt(self, operation: Callable[[], T]) -> T:
         try:
-            return self._deliver_once(delivery, size, sha256)
+            return operation()
         except Exception as exc:
             failure = self._failure(exc)
             raise DeliveryError(self.scrub(failure.reason), transient=failure.transient) from None

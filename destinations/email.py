@@ -20,10 +20,11 @@ import mimetypes
 import re
 import smtplib
 import socket
+from collections.abc import Callable
 from email.errors import HeaderParseError
 from email.headerregistry import Address
 from email.message import EmailMessage
-from email.utils import formatdate
+from email.utils import formatdate, make_msgid
 from typing import Any, ClassVar
 
 from destinations import hosts, signed_links
@@ -145,9 +146,8 @@ class EmailDestination(BaseDestination):
     def _domain(self) -> str:
         return str(self.settings["from_address"]).rsplit("@", 1)[1]
 
-    def _message(
-        self, delivery: Delivery, size: int, sha256: str, *, attach: bool
-    ) -> tuple[EmailMessage, dict[str, str]]:
+    def _headed(self, subject: str, message_id: str) -> EmailMessage:
+        """A message with the configured sender and recipients, `subject` and `message_id`."""
         settings = self.settings
         message = EmailMessage(policy=email.policy.SMTP)
         message["From"] = settings["from_address"]
@@ -156,11 +156,21 @@ class EmailDestination(BaseDestination):
             message["Cc"] = ", ".join(settings["cc"])
         if settings.get("reply_to"):
             message["Reply-To"] = settings["reply_to"]
-        # str.replace, not format(): a subject with other braces stays as written.
-        message["Subject"] = settings["subject"].replace("{file_name}", delivery.file_name)
+        message["Subject"] = subject
         message["Date"] = formatdate(usegmt=True)
+        message["Message-ID"] = message_id
+        return message
+
+    def _message(
+        self, delivery: Delivery, size: int, sha256: str, *, attach: bool
+    ) -> tuple[EmailMessage, dict[str, str]]:
+        settings = self.settings
         job_tag = hashlib.sha256(f"{delivery.job_id}/{sha256}".encode()).hexdigest()[:32]
-        message["Message-ID"] = f"<quarry.{job_tag}@{self._domain()}>"
+        message = self._headed(
+            # str.replace, not format(): a subject with other braces stays as written.
+            settings["subject"].replace("{file_name}", delivery.file_name),
+            f"<quarry.{job_tag}@{self._domain()}>",
+        )
         intro = settings["body"].strip()
         details: dict[str, str] = {"message_id": message["Message-ID"]}
         if attach:
@@ -224,19 +234,47 @@ class EmailDestination(BaseDestination):
             call_quietly(smtp.close)
             raise
 
+    def send_text(self, subject: str, text: str) -> None:
+        """Mail a plain-text message (an operator alert, destinations.alerts) to the
+        configured recipients, with a delivery's connection, retries and failure reasons;
+        DeliveryError naming the server when it finally fails."""
+        message = self._headed(subject, make_msgid("quarry", domain=self._domain()))
+        message.set_content(text)
+        # One Message-ID for every attempt, as a delivery's retries keep theirs.
+        self.transfer(lambda: self._send(lambda smtp: message))
+
     def _deliver_once(self, delivery: Delivery, size: int, sha256: str) -> Receipt:
         settings = self.settings
-        recipients = settings["to"] + settings["cc"]
         attach = size <= settings["attachment_max_bytes"]
-        smtp = self._connect()
-        try:
-            message, details = self._message(delivery, size, sha256, attach=attach)
+        details: dict[str, str] = {}
+
+        def compose(smtp: smtplib.SMTP) -> EmailMessage:
+            message, found = self._message(delivery, size, sha256, attach=attach)
             limit = int(smtp.esmtp_features.get("size", "0") or 0)
             if attach and limit and len(message.as_bytes()) > limit:
                 # The server announced it would refuse a message this large.
-                message, details = self._message(delivery, size, sha256, attach=False)
+                message, found = self._message(delivery, size, sha256, attach=False)
+            details.update(found)
+            return message
+
+        recipients = self._send(compose)
+        return Receipt(
+            kind=self.kind,
+            location="mailto:" + ",".join(recipients),
+            bytes=size,
+            sha256=sha256,
+            details=details,
+        )
+
+    def _send(self, compose: Callable[[smtplib.SMTP], EmailMessage]) -> list[str]:
+        """One SMTP session: connect, send the message `compose` makes for this connection
+        (it may read the server's limits) to every recipient. Returns the recipients."""
+        settings = self.settings
+        recipients: list[str] = settings["to"] + settings["cc"]
+        smtp = self._connect()
+        try:
             refused = smtp.send_message(
-                message, from_addr=settings["from_address"], to_addrs=recipients
+                compose(smtp), from_addr=settings["from_address"], to_addrs=recipients
             )
             call_quietly(smtp.quit)
         finally:
@@ -247,13 +285,7 @@ class EmailDestination(BaseDestination):
                 for address, (code, reply) in refused.items()
             )
             raise DeliveryError(f"sent, but the server refused some recipients: {listed}")
-        return Receipt(
-            kind=self.kind,
-            location="mailto:" + ",".join(recipients),
-            bytes=size,
-            sha256=sha256,
-            details=details,
-        )
+        return recipients
 
     def _failure(self, exc: Exception) -> DeliveryError:
         if isinstance(exc, smtplib.SMTPAuthenticationError):

@@ -11,8 +11,9 @@ import warnings
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from quarry.errors import ConfigurationError
@@ -85,6 +86,44 @@ class Settings(BaseSettings):
     # (Dagster's daemon WARNING: its INFO is a line per sensor tick) and the CLI WARNING.
     log_format: Literal["text", "json"] = "text"
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] | None = None
+    # Alerts to whoever runs Quarry (destinations/alerts.py, docs/operations.md): a failed
+    # sync or export job is mailed to QUARRY_ALERT_EMAIL (comma-separated) through the SMTP
+    # server of alert_smtp_url, and/or posted to the webhook. Unset, nothing is sent.
+    # alert_smtp_url comes before alert_email: alert_email's check reads it.
+    alert_smtp_url: str | None = None
+    alert_email: str | None = None
+    alert_email_from: str | None = None
+    alert_webhook_url: str | None = None
+
+    @field_validator("alert_smtp_url", "alert_email", "alert_email_from", "alert_webhook_url")
+    @classmethod
+    def _blank_is_unset(cls, value: str | None) -> str | None:
+        # `QUARRY_ALERT_EMAIL=` in an env file means "no alerts", not an address "".
+        if value is None or not value.strip():
+            return None
+        return value.strip()
+
+    @field_validator("alert_smtp_url", mode="after")
+    @classmethod
+    def _smtp_url(cls, value: str | None) -> str | None:
+        # The message names the expected shape, never the value: it may hold a password.
+        if value is not None and not _url_with_host(value, ("smtp", "smtps")):
+            raise ValueError("must be smtp://[USER:PASSWORD@]HOST[:PORT] or smtps://...")
+        return value
+
+    @field_validator("alert_email", mode="after")
+    @classmethod
+    def _email_needs_smtp(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None and not info.data.get("alert_smtp_url"):
+            raise ValueError("needs QUARRY_ALERT_SMTP_URL, the server alerts are sent through")
+        return value
+
+    @field_validator("alert_webhook_url", mode="after")
+    @classmethod
+    def _webhook_url(cls, value: str | None) -> str | None:
+        if value is not None and not _url_with_host(value, ("http", "https")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value
 
     @field_validator("home", mode="after")
     @classmethod
@@ -133,6 +172,16 @@ class Settings(BaseSettings):
         return self.data_url.rstrip("/") + "/lake/"
 
     @property
+    def alert_recipients(self) -> list[str]:
+        """The addresses of QUARRY_ALERT_EMAIL, in order; empty when unset."""
+        return [a.strip() for a in (self.alert_email or "").split(",") if a.strip()]
+
+    @property
+    def alerts_enabled(self) -> bool:
+        """Whether a failure is sent anywhere (by email, webhook or both)."""
+        return bool(self.alert_recipients or self.alert_webhook_url)
+
+    @property
     def demo_dir(self) -> Path:
         return self.home / "demo"
 
@@ -162,6 +211,15 @@ class Settings(BaseSettings):
                     f"cannot write to {path}: {exc.strerror or exc}. "
                     "Set QUARRY_HOME (or DAGSTER_HOME) to a writable directory."
                 ) from exc
+
+
+def _url_with_host(value: str, schemes: tuple[str, ...]) -> bool:
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 (raises ValueError on a port that is not a number)
+    except ValueError:
+        return False
+    return parts.scheme in schemes and bool(parts.hostname)
 
 
 def _development_key(home: Path) -> str:

@@ -3,8 +3,9 @@ it without Dagster): claim the job, keep a heartbeat, produce the file, record i
 deliver it, record the outcome.
 
 A failed delivery ends the job `failed` with its file kept and downloadable. Every failure
-is recorded on the row with a reason a person can act on before ExportFailed is raised, so
-the run fails too and shows the same reason in the Dagster UI.
+is recorded on the row with a reason a person can act on (and alerted, exports.jobs.failure)
+before ExportFailed is raised, so the run fails too and shows the same reason in the Dagster
+UI.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from exports.files.produce import (
     staging_path,
 )
 from exports.files.xlsx_writer import MAX_DATA_ROWS
+from exports.jobs.failure import fail_job
 from exports.jobs.lifecycle import COMPLETED, FAILED, QUEUED, RUNNING, finish
 from quarry.crypto import SecretBox
 from quarry.errors import QuarryError
@@ -133,21 +135,16 @@ def execute_job(
         try:
             return _run(settings, registry, job_id, environ, max_rows_per_sheet)
         except ExportFailed as exc:
-            _fail(registry, job_id, exc.reason)
+            fail_job(settings, registry, job_id, exc.reason)
             raise
         except QuarryError as exc:
-            _fail(registry, job_id, exc.detail)
+            fail_job(settings, registry, job_id, exc.detail)
             raise ExportFailed(exc.detail) from exc
         except Exception as exc:
             logger.exception("export job %s failed", job_id)
             reason = f"the export failed unexpectedly ({type(exc).__name__}: {exc}; run {run_id})"
-            _fail(registry, job_id, reason)
+            fail_job(settings, registry, job_id, reason)
             raise ExportFailed(reason) from exc
-
-
-def _fail(registry: Registry, job_id: str, reason: str) -> None:
-    with registry.session() as session:
-        finish(session, job_id, FAILED, error=reason)
 
 
 def _run(

@@ -26,7 +26,8 @@ from datetime import datetime, timedelta
 from dagster import DagsterInstance, DagsterRunStatus
 
 from exports.files.cleanup import remove_leftovers
-from exports.jobs.lifecycle import FAILED, QUEUED, RUNNING, finish, unfinished_jobs
+from exports.jobs.failure import fail_job
+from exports.jobs.lifecycle import QUEUED, RUNNING, unfinished_jobs
 from exports.jobs.state import ENDED, RunView, job_state
 from pipelines.exports.runs import latest_run
 from quarry.settings import Settings
@@ -90,15 +91,13 @@ def reap(
             reason = dead_worker_reason(job, now, settings.role_id, stale_after, run)
         if reason is None:
             continue
-        with registry.session() as session:
-            if not finish(session, job.id, FAILED, error=reason, now=now):
-                continue  # it finished meanwhile
-            kept = session.get(ExportJob, job.id)
-            keep = kept.file_path if kept is not None else None
+        failed = fail_job(settings, registry, job.id, reason, now=now)
+        if failed is None:
+            continue  # it finished meanwhile
         reaped.append(job.id)
         if run is not None:
             _fail_run(instance, run, reason)
-        remove_leftovers(settings, job.id, keep)
+        remove_leftovers(settings, job.id, failed.file_path)
     return reaped
 
 

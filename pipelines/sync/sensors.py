@@ -1,18 +1,32 @@
-"""Keep the `stores` partitions in step with the registry, and sync new stores soon."""
+"""Keep the `stores` partitions in step with the registry, and sync new stores soon; alert
+the operators when a sync run fails."""
+
+from datetime import UTC, datetime
 
 from dagster import (
+    DagsterInstance,
+    DagsterRun,
     DefaultSensorStatus,
+    RunFailureSensorContext,
     RunRequest,
     SensorEvaluationContext,
     SensorResult,
+    run_failure_sensor,
     sensor,
 )
+from sqlalchemy import select
 
+from destinations.alerts import Alert, send_alert
+from pipelines.exports.runs import failure_reason
 from pipelines.instance import store_tags
 from pipelines.partitions import partition_changes
-from pipelines.resources import QuarryResource
-from pipelines.sync.jobs import sync_stores
+from pipelines.resources import PARTITION_TAG, QuarryResource
+from pipelines.sync.jobs import JOBS, full_resync, sync_stores
 from registry.accounts import list_stores
+from registry.db import Registry
+from registry.models import Account, Store, utcnow
+
+SYNC_JOB_NAMES = frozenset(job.name for job in JOBS)
 
 
 @sensor(
@@ -35,4 +49,49 @@ def store_partitions(context: SensorEvaluationContext, quarry: QuarryResource) -
     return SensorResult(run_requests=first_syncs, dynamic_partitions_requests=changes.requests())
 
 
-SENSORS = [store_partitions]
+@run_failure_sensor(
+    # Every code location: `quarry sync` executes its runs in its own process, outside the
+    # code location, and only this matches them. Export runs are left out below.
+    monitor_all_code_locations=True,
+    minimum_interval_seconds=30,
+    default_status=DefaultSensorStatus.RUNNING,
+    description="Alerts the operators (QUARRY_ALERT_EMAIL, QUARRY_ALERT_WEBHOOK_URL) when a "
+    "sync run fails; the sensor's cursor sends each failure once.",
+)
+def sync_failure_alerts(context: RunFailureSensorContext, quarry: QuarryResource) -> None:
+    # Returns nothing: a run status sensor that returns a result stops its tick there, and
+    # the failures after it would wait for the next tick.
+    run = context.dagster_run
+    if run.job_name not in SYNC_JOB_NAMES or not quarry.settings.alerts_enabled:
+        return  # an export run alerts through its job's row (exports.jobs.failure)
+    send_alert(quarry.settings, failed_sync(quarry.registry, context.instance, run))
+
+
+def failed_sync(registry: Registry, instance: DagsterInstance, run: DagsterRun) -> Alert:
+    """The alert about the failed sync run `run`: its store and account, its reason."""
+    reason = failure_reason(instance, run.run_id) or "the run failed"
+    record = instance.get_run_record_by_id(run.run_id)
+    ended = record.end_time if record is not None else None
+    at = datetime.fromtimestamp(ended, UTC) if ended else utcnow()
+    store_id = run.tags.get(PARTITION_TAG)
+    if store_id is None:
+        return Alert(what="sync of exchange rates", account=None, reason=reason, at=at)
+    with registry.session() as session:
+        found = session.execute(
+            select(Store.name, Account.id, Account.name)
+            .join(Account, Account.id == Store.account_id)
+            .where(Store.id == store_id)
+        ).one_or_none()
+    kind = "full re-sync" if run.job_name == full_resync.name else "sync"
+    if found is None:  # removed since
+        return Alert(f"{kind} of store {store_id} (removed)", None, reason, at)
+    store_name, account_id, account_name = found
+    return Alert(
+        what=f"{kind} of store {store_name} ({store_id})",
+        account=f"{account_name} ({account_id})",
+        reason=reason,
+        at=at,
+    )
+
+
+SENSORS = [store_partitions, sync_failure_alerts]

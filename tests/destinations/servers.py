@@ -6,6 +6,7 @@ server that cannot start fails the tests that need it; nothing is skipped.
 - pyftpdlib, FTPS (TLS control and data) and plain FTP;
 - moto's S3 server in its own process, with IAM authentication on;
 - aiosmtpd with STARTTLS and with implicit TLS;
+- a webhook receiver (http.server), and the alert channels that point at it and at aiosmtpd;
 - a local Google API server (token endpoint, Drive resumable uploads, Sheets).
 
 Also a pytest plugin: the conftests of tests/destinations and tests/exports register it with
@@ -18,7 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import email.policy
 import ipaddress
+import json
 import os
 import secrets
 import select
@@ -32,7 +35,11 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from email.message import EmailMessage
+from email.parser import BytesParser
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from cryptography import x509
@@ -146,6 +153,7 @@ def make_tls_material(folder: Path) -> dict[str, str]:
     (folder / "server.pem").write_text(key_pem + cert_pem)
     return {
         "ca_pem": ca_pem,
+        "ca_file": str(folder / "ca.pem"),
         "cert_file": str(folder / "cert.pem"),
         "key_file": str(folder / "key.pem"),
         "combined_file": str(folder / "server.pem"),
@@ -676,6 +684,18 @@ class SmtpServer:
     def credentials(self) -> dict[str, str]:
         return {"username": SMTP_USER, "password": self.password}
 
+    def received(self, recipient: str) -> list[EmailMessage]:
+        """The messages accepted for `recipient`: a test finds its own on the shared server
+        by a recipient of its own."""
+        return [
+            cast(EmailMessage, BytesParser(policy=email.policy.default).parsebytes(raw))
+            for raw in (
+                envelope.original_content  # type: ignore[attr-defined]
+                for envelope in list(self.messages)
+                if recipient in envelope.rcpt_tos  # type: ignore[attr-defined]
+            )
+        ]
+
 
 class _StoringHandler:
     """Keeps every accepted message; refuses one recipient as a mailbox would."""
@@ -751,6 +771,90 @@ def smtp_starttls(tls: dict[str, str]) -> Iterator[SmtpServer]:
 @pytest.fixture(scope="session")
 def smtp_tls(tls: dict[str, str]) -> Iterator[SmtpServer]:
     yield from _start_smtp(tls, security="tls")
+
+
+# --- Webhooks and operator alerts -------------------------------------------------------------
+
+
+@dataclass
+class Webhook:
+    """A local HTTP receiver: every POST's JSON body is kept in `posts` and answered with
+    `status` (set it to make the receiver fail)."""
+
+    url: str
+    posts: list[Any]
+    status: int = 200
+
+
+@pytest.fixture
+def webhook() -> Iterator[Webhook]:
+    received: list[Any] = []
+    hook = Webhook(url="", posts=received)
+
+    class Receiver(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            received.append(json.loads(body))
+            self.send_response(hook.status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    # A path like a Slack webhook's, whose last part is its secret.
+    hook.url = f"http://127.0.0.1:{server.server_address[1]}/services/T0/B0/{secrets.token_hex(12)}"
+    try:
+        yield hook
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@dataclass
+class AlertChannels:
+    """Where operator alerts go in a test: aiosmtpd (STARTTLS, AUTH) to a recipient of this
+    test's own, and a webhook receiver. `settings` are the QUARRY_ALERT_* values as
+    load_settings keywords; `environment` the same as variables."""
+
+    smtp: SmtpServer
+    webhook: Webhook
+    recipient: str
+
+    @property
+    def settings(self) -> dict[str, str]:
+        return {
+            "alert_smtp_url": (
+                f"smtp://{SMTP_USER}:{self.smtp.password}@127.0.0.1:{self.smtp.port}"
+            ),
+            "alert_email": self.recipient,
+            "alert_email_from": "quarry@alerts.example.com",
+            "alert_webhook_url": self.webhook.url,
+        }
+
+    @property
+    def environment(self) -> dict[str, str]:
+        return {f"QUARRY_{name.upper()}": value for name, value in self.settings.items()}
+
+    def emails(self) -> list[EmailMessage]:
+        """The messages the SMTP server accepted for this test's recipient."""
+        return self.smtp.received(self.recipient)
+
+
+@pytest.fixture
+def alert_channels(
+    smtp_starttls: SmtpServer,
+    webhook: Webhook,
+    tls: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> AlertChannels:
+    # The test CA, as an operator trusts a private one: alerts have no CA setting of their own.
+    monkeypatch.setenv("SSL_CERT_FILE", tls["ca_file"])
+    recipient = f"ops-{secrets.token_hex(4)}@example.com"
+    return AlertChannels(smtp=smtp_starttls, webhook=webhook, recipient=recipient)
 
 
 # --- Google APIs (local stand-in) -------------------------------------------------------------

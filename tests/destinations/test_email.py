@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import email
-import email.policy
 import re
 from email.message import EmailMessage
 from functools import partial
@@ -51,16 +49,6 @@ def mail_settings(
 build = partial(build_destination, EmailDestination)
 
 
-def received(server: SmtpServer, recipient: str) -> list[EmailMessage]:
-    found = []
-    for envelope in server.messages:
-        if recipient in envelope.rcpt_tos:  # type: ignore[attr-defined]
-            found.append(
-                email.message_from_bytes(envelope.original_content, policy=email.policy.default)  # type: ignore[attr-defined]
-            )
-    return found  # type: ignore[return-value]
-
-
 def attachment_bytes(message: EmailMessage) -> tuple[str, bytes]:
     parts = list(message.iter_attachments())
     assert len(parts) == 1
@@ -81,7 +69,7 @@ def test_attaches_the_file(
         server, tls, [recipient], cc=["copy@example.com"], subject="Daily {file_name}"
     )
     receipt = build(settings, server.credentials(), app_settings).deliver(delivery)
-    messages = received(server, recipient)
+    messages = server.received(recipient)
     assert len(messages) == 1
     message = messages[0]
     assert message["Subject"] == "Daily orders.csv"
@@ -105,7 +93,7 @@ def test_large_file_is_sent_as_signed_link(
     delivery = make_delivery(tmp_path, 200_000, job_id="job-large-1")
     settings = mail_settings(smtp_starttls, tls, [recipient], attachment_max_bytes=100_000)
     receipt = build(settings, smtp_starttls.credentials(), app_settings).deliver(delivery)
-    (message,) = received(smtp_starttls, recipient)
+    (message,) = smtp_starttls.received(recipient)
     assert list(message.iter_attachments()) == []
     body = message.get_body(preferencelist=("plain",)).get_content()  # type: ignore[union-attr]
     match = re.search(r"https://quarry\.example\.test/v1/downloads/(\S+)", body)
@@ -129,7 +117,7 @@ def test_bad_credentials(
         )
     assert "login refused (535)" in failure.value.reason
     assert f"smtp 127.0.0.1:{smtp_starttls.port}" in failure.value.reason
-    assert received(smtp_starttls, recipient) == []
+    assert smtp_starttls.received(recipient) == []
 
 
 def test_every_recipient_refused(
@@ -156,7 +144,7 @@ def test_some_recipients_refused(
     with pytest.raises(DeliveryError) as failure:
         build(settings, smtp_starttls.credentials(), app_settings).deliver(delivery)
     assert "refused some recipients" in failure.value.reason
-    assert len(received(smtp_starttls, recipient)) == 1  # not sent twice
+    assert len(smtp_starttls.received(recipient)) == 1  # not sent twice
 
 
 def test_untrusted_certificate(
@@ -200,7 +188,7 @@ def test_connection_cut_during_data_is_retried(
     settings = mail_settings(smtp_starttls, tls, [recipient], port=proxy.port)
     build(settings, smtp_starttls.credentials(), app_settings).deliver(delivery)
     assert proxy.cut_count == 1
-    messages = received(smtp_starttls, recipient)
+    messages = smtp_starttls.received(recipient)
     assert len(messages) == 1  # the cut message was never accepted
     assert attachment_bytes(messages[0])[1] == delivery.path.read_bytes()
 

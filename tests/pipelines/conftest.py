@@ -1,4 +1,5 @@
-"""A real Dagster instance in a temporary DAGSTER_HOME, a registry and a small demo account.
+"""A real Dagster instance in a temporary DAGSTER_HOME, a registry and a small demo account;
+the destination servers' fixtures (tests/destinations/servers.py: SMTP, webhooks) too.
 
 DAGSTER_HOME goes on tmpfs when the machine has one: Dagster's SQLite storage commits every
 event, and a commit costs ~17 ms on this disk against ~0.1 ms in memory. It is the same
@@ -22,9 +23,14 @@ from pipelines.instance import open_instance
 from quarry.settings import Settings, load_settings
 from registry.accounts import list_stores
 from registry.db import Registry
+from tests.destinations.servers import use_servers
 
 SHM = Path("/dev/shm")
 ANCHOR = date(2024, 6, 1)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    use_servers(config)
 
 
 @pytest.fixture

@@ -155,6 +155,28 @@ def test_a_bad_value_names_its_variable(clean_env: Path, monkeypatch: pytest.Mon
         load_settings()
 
 
+def test_alert_variables_are_checked_when_read(
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert not load_settings().alerts_enabled
+    monkeypatch.setenv("QUARRY_ALERT_EMAIL", "ops@example.com, oncall@example.com")
+    with pytest.raises(ConfigurationError, match=r"QUARRY_ALERT_EMAIL: .*QUARRY_ALERT_SMTP_URL"):
+        load_settings()
+    monkeypatch.setenv("QUARRY_ALERT_SMTP_URL", "https://mailer:hidden-pass@mail.example.com")
+    with pytest.raises(ConfigurationError, match="QUARRY_ALERT_SMTP_URL: ") as bad:
+        load_settings()
+    assert "hidden-pass" not in str(bad.value)
+    monkeypatch.setenv("QUARRY_ALERT_SMTP_URL", "smtps://mailer:hidden-pass@mail.example.com")
+    assert load_settings().alert_recipients == ["ops@example.com", "oncall@example.com"]
+    monkeypatch.setenv("QUARRY_ALERT_WEBHOOK_URL", "hooks.example.com/x")
+    with pytest.raises(ConfigurationError, match="QUARRY_ALERT_WEBHOOK_URL: "):
+        load_settings()
+    # Set but empty, as in an env file: no alerts.
+    for name in ("QUARRY_ALERT_EMAIL", "QUARRY_ALERT_WEBHOOK_URL", "QUARRY_ALERT_SMTP_URL"):
+        monkeypatch.setenv(name, "")
+    assert not load_settings().alerts_enabled
+
+
 def test_nothing_is_read_at_import(clean_env: Path) -> None:
     """Importing with a broken environment works; only load_settings() complains."""
     blocker = clean_env / "a-file"
