@@ -10,12 +10,13 @@ Following is best-effort: a failed look is skipped and never fails the run.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from dagster import DagsterEventType, DagsterInstance
+
+from quarry.periodic import repeating
 
 log = logging.getLogger(__name__)
 
@@ -98,20 +99,9 @@ class RunFollower:
     @contextmanager
     def following(self) -> Iterator[None]:
         """Polls in a thread while the block runs, then once more for the last events."""
-        stop = threading.Event()
-
-        def loop() -> None:
-            while not stop.wait(FOLLOW_SECONDS):
-                self._safe_poll()
-
-        thread = threading.Thread(target=loop, name=f"follow-{self.run_id[:8]}", daemon=True)
-        thread.start()
-        try:
+        with repeating(FOLLOW_SECONDS, self._safe_poll, name=f"follow-{self.run_id[:8]}"):
             yield
-        finally:
-            stop.set()
-            thread.join()
-            self._safe_poll()
+        self._safe_poll()
 
     def _safe_poll(self) -> None:
         try:

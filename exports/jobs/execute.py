@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from sqlalchemy import or_, update
@@ -37,6 +36,7 @@ from exports.jobs.lifecycle import COMPLETED, FAILED, QUEUED, RUNNING, finish
 from quarry.crypto import SecretBox
 from quarry.errors import QuarryError
 from quarry.files import export_files
+from quarry.periodic import repeating
 from quarry.settings import Settings
 from quarry.workers import worker_identity
 from registry.accounts import get_account, list_stores
@@ -92,30 +92,23 @@ def claim(
         return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
-@contextmanager
-def heartbeat(registry: Registry, job_id: str, every: float = HEARTBEAT_SECONDS) -> Iterator[None]:
+def heartbeat(
+    registry: Registry, job_id: str, every: float = HEARTBEAT_SECONDS
+) -> AbstractContextManager[None]:
     """Refresh the job's heartbeat every `every` seconds while the block runs."""
-    stop = threading.Event()
 
     def beat() -> None:
-        while not stop.wait(every):
-            try:
-                with registry.session() as session:
-                    session.execute(
-                        update(ExportJob)
-                        .where(ExportJob.id == job_id, ExportJob.status == RUNNING)
-                        .values(heartbeat_at=utcnow())
-                    )
-            except Exception as exc:  # a missed beat is retried; the job goes on
-                logger.warning("export job %s: heartbeat failed: %s", job_id, exc)
+        try:
+            with registry.session() as session:
+                session.execute(
+                    update(ExportJob)
+                    .where(ExportJob.id == job_id, ExportJob.status == RUNNING)
+                    .values(heartbeat_at=utcnow())
+                )
+        except Exception as exc:  # a missed beat is retried; the job goes on
+            logger.warning("export job %s: heartbeat failed: %s", job_id, exc)
 
-    thread = threading.Thread(target=beat, name=f"heartbeat-{job_id}", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
+    return repeating(every, beat, name=f"heartbeat-{job_id}")
 
 
 def execute_job(
