@@ -26,14 +26,14 @@ import yaml
 
 from cli.context import AppContext, echo_json, pass_app
 from quarry.errors import ConfigurationError
-from quarry.logs import dagster_options
+from quarry.logs import dagster_options, level_of, uvicorn_log_config
 from quarry.settings import Settings
 from registry.accounts import list_stores
 from registry.db import Registry
 
 STOP_GRACE_SECONDS = 10.0
 DEMO_SCOPES = ("read_data", "exports")
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
 LOCATION = "quarry"  # the code location's name (pipelines.exports.launcher submits runs to it)
 GRPC_HEADER = "# Written by `quarry orchestrator`: the worker at QUARRY_WORKER_ADDRESS.\n"
 WORKSPACE = """# Written by `quarry up`: the code location of the pipelines.
@@ -115,7 +115,8 @@ def serve(app: AppContext, host: str, port: int, workers: int) -> None:
     # An import string, so workers are spawned and import the app themselves: DuckDB must
     # not be used in a forked child. The protocol closes slow clients' connections
     # (QUARRY_HEADER_TIMEOUT_SECONDS, QUARRY_BODY_TIMEOUT_SECONDS); the app serves no
-    # WebSocket, so upgrade requests are plain HTTP requests.
+    # WebSocket, so upgrade requests are plain HTTP requests. uvicorn's logs follow
+    # QUARRY_LOG_FORMAT and QUARRY_LOG_LEVEL from its first line, in every process.
     uvicorn.run(
         "api.main:create_app",
         factory=True,
@@ -124,6 +125,7 @@ def serve(app: AppContext, host: str, port: int, workers: int) -> None:
         workers=workers,
         http=PROTOCOL,
         ws="none",
+        log_config=uvicorn_log_config(app.settings),
     )
 
 
@@ -182,7 +184,10 @@ def housekeeper(app: AppContext) -> None:
 
     from pipelines.exports.housekeeping import run_housekeeper
 
-    logging.getLogger("exports").setLevel(logging.INFO)
+    # What it does, at INFO unless QUARRY_LOG_LEVEL says otherwise: its own lines and the
+    # export jobs' (the rest of the process keeps the CLI's level).
+    for name in ("pipelines.exports", "exports"):
+        logging.getLogger(name).setLevel(level_of(app.settings, "INFO"))
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
@@ -191,14 +196,11 @@ def housekeeper(app: AppContext) -> None:
 
 def run_services(settings: Settings, *, host: str, port: int, dagster_port: int) -> int:
     """Start every role on this machine and supervise them; returns the exit status."""
-    from api.connections import PROTOCOL
-
     dagster_url = f"http://{host}:{dagster_port}"
     commands = {
-        "api": [sys.executable, "-m", "uvicorn", "api.main:create_app", "--factory",
-                "--host", host, "--port", str(port), "--http", PROTOCOL, "--ws", "none"],
+        "api": [_tool("quarry"), "serve", "--host", host, "--port", str(port)],
         **_orchestrator_commands(settings, host, dagster_port),
-    }  # fmt: skip
+    }
     click.echo(f"API on http://{host}:{port}, Dagster UI on {dagster_url}")
     click.echo("Ctrl-C stops all of them.")
     # The API submits export runs to this Dagster, whatever QUARRY_DAGSTER_URL says.

@@ -17,8 +17,10 @@ from dagster import (
 from pydantic import PrivateAttr
 from sqlalchemy import update
 
+from pipelines.instance import STORE_NAME_TAG
 from platforms.base import Connector
 from platforms.connectors import connector_for
+from quarry import logs
 from quarry.settings import Settings, load_settings
 from quarry.workers import worker_identity
 from registry.accounts import get_store
@@ -70,9 +72,8 @@ class QuarryResource(ConfigurableResource):
 
     def store_label(self, store_id: str) -> str:
         """`Name (id)`: how a store is named in metadata the Dagster UI shows."""
-        with self.registry.session() as session:
-            found = session.get(Store, store_id)
-        return f"{found.name} ({store_id})" if found is not None else store_id
+        name = _store_name(self.registry, store_id)
+        return f"{name} ({store_id})" if name is not None else store_id
 
     def connector(self, store: Store) -> Connector:
         """The platform connector of `store`."""
@@ -81,6 +82,11 @@ class QuarryResource(ConfigurableResource):
     def rates(self) -> RatesProvider:
         return provider(self.rates_provider)
 
+    def setup_for_execution(self, context: InitResourceContext) -> None:
+        # In the code location's own processes (its code server, a run's worker) nothing
+        # else sets up Python's logging: Quarry's loggers follow QUARRY_LOG_* there too.
+        logs.configure_unconfigured(self.settings)
+
     def teardown_after_execution(self, context: InitResourceContext) -> None:
         if self._registry is not None:
             self._registry.dispose()
@@ -88,7 +94,8 @@ class QuarryResource(ConfigurableResource):
 
 class ResyncStatus(ConfigurableResource):
     """Keeps a store's status true to what runs: `syncing` while a full re-sync of it runs,
-    `active` otherwise.
+    `active` otherwise. Also tags a run that was launched without them (from the UI, by a
+    webhook) with its worker and its store's name.
 
     Every run of a store sets the status when it starts, from the runs in progress: a full
     re-sync sets `syncing`; any other run sets `active` unless another full re-sync of the
@@ -108,20 +115,34 @@ class ResyncStatus(ConfigurableResource):
             return
         from pipelines.runner import WORKER_TAG, release_abandoned_runs
 
-        role_id = load_settings().role_id
-        if WORKER_TAG not in run.tags:
-            # Runs the daemon launches carry no process yet: tagged, a dead one is found
-            # dead like a killed `quarry sync`.
-            instance.add_run_tags(run.run_id, {WORKER_TAG: worker_identity(role_id)})
-        release_abandoned_runs(instance, role_id)
-        self._store_id, self._run_id = store_id, run.run_id
-        self._full = run.tags.get(FULL_TAG) == "true"
-        set_store_status(store_id, self._status(instance))
+        settings = load_settings()
+        registry = Registry(settings)
+        try:
+            tags = {}
+            if WORKER_TAG not in run.tags:
+                # Runs the daemon launches carry no process yet: tagged, a dead one is found
+                # dead like a killed `quarry sync`.
+                tags[WORKER_TAG] = worker_identity(settings.role_id)
+            name = None if STORE_NAME_TAG in run.tags else _store_name(registry, store_id)
+            if name is not None:
+                tags[STORE_NAME_TAG] = name
+            if tags:
+                instance.add_run_tags(run.run_id, tags)
+            release_abandoned_runs(instance, settings.role_id)
+            self._store_id, self._run_id = store_id, run.run_id
+            self._full = run.tags.get(FULL_TAG) == "true"
+            set_store_status(registry, store_id, self._status(instance))
+        finally:
+            registry.dispose()
 
     def teardown_after_execution(self, context: InitResourceContext) -> None:
         if self._store_id and self._full and context.instance is not None:
             self._full = False
-            set_store_status(self._store_id, self._status(context.instance))
+            registry = Registry(load_settings())
+            try:
+                set_store_status(registry, self._store_id, self._status(context.instance))
+            finally:
+                registry.dispose()
 
     def _status(self, instance: DagsterInstance) -> str:
         """`syncing` while this run, if a full re-sync, or another full re-sync of the
@@ -137,16 +158,17 @@ class ResyncStatus(ConfigurableResource):
         return "syncing" if any(r.run_id != self._run_id for r in running) else "active"
 
 
-def set_store_status(store_id: str, status: str) -> None:
+def set_store_status(registry: Registry, store_id: str, status: str) -> None:
     """Set a store's status; a store removed meanwhile is left alone, and one already in
     `status` is not written."""
-    registry = Registry(load_settings())
-    try:
-        with registry.session() as session:
-            session.execute(
-                update(Store)
-                .where(Store.id == store_id, Store.status != status)
-                .values(status=status)
-            )
-    finally:
-        registry.dispose()
+    with registry.session() as session:
+        session.execute(
+            update(Store).where(Store.id == store_id, Store.status != status).values(status=status)
+        )
+
+
+def _store_name(registry: Registry, store_id: str) -> str | None:
+    """The name of `store_id`, or None when it was removed."""
+    with registry.session() as session:
+        store = session.get(Store, store_id)
+        return store.name if store is not None else None

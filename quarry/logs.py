@@ -1,13 +1,15 @@
 """How every Quarry process logs: text lines (the default) or JSON lines
 (`QUARRY_LOG_FORMAT=json`), at `QUARRY_LOG_LEVEL`.
 
-One place sets it up for each kind of process: the CLI when a command starts, the API app
-when uvicorn builds it (uvicorn's own error and access loggers included, so a JSON
-deployment gets no stray text line), and the Dagster processes through their own
-`--log-format`/`--log-level` options (dagster_options). A JSON line holds `time` (ISO 8601,
-UTC), `level`, `logger`, `message`, `request_id` while the API serves a request, and
-`exception` with the traceback when there is one. Secrets are masked before any of it is
-written (quarry.redaction works on the record itself).
+One place sets it up for each kind of process: the CLI when a command starts
+(`configure`), uvicorn from the configuration `quarry serve` hands it (`uvicorn_log_config`)
+and again when it builds the app (`configure_uvicorn`, for a uvicorn started another way),
+the Dagster commands through their own options (`dagster_options`), and the processes of
+the code location (code server, run workers) when Quarry's resource is set up in them
+(`configure_unconfigured`). A JSON line holds `time` (ISO 8601, UTC), `level`, `logger`,
+`message`, `request_id` while the API serves a request, and `exception` with the traceback
+when there is one. Secrets are masked before any of it is written (quarry.redaction works
+on the record itself, whatever formats it).
 """
 
 from __future__ import annotations
@@ -27,8 +29,22 @@ UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
 
 
 def level_of(settings: Settings, default: str) -> int:
+    """QUARRY_LOG_LEVEL as a logging level, else `default` (a level's name)."""
     level: int = logging.getLevelName(settings.log_level or default)
     return level
+
+
+_TRACEBACKS = logging.Formatter()
+
+
+def _exception_text(_logger: Any, _name: str, event: EventDict) -> EventDict:
+    # The traceback as the text format writes it: the record's exc_text, which
+    # quarry.redaction fills in cleaned of secrets, else rendered here.
+    exc_info = event.pop("exc_info", None)
+    record = event.get("_record")
+    if exc_info and isinstance(record, logging.LogRecord):
+        event["exception"] = record.exc_text or _TRACEBACKS.formatException(exc_info)
+    return event
 
 
 def json_formatter() -> logging.Formatter:
@@ -38,6 +54,9 @@ def json_formatter() -> logging.Formatter:
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
         structlog.stdlib.ExtraAdder(allow=("request_id",)),
+        # Here, not among the processors: the formatter clears the record's traceback
+        # before those run.
+        _exception_text,
     ]
     return structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=chain,
@@ -45,7 +64,6 @@ def json_formatter() -> logging.Formatter:
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
             _without_empty_request_id,
             structlog.processors.EventRenamer("message"),
-            structlog.processors.ExceptionRenderer(),
             structlog.processors.JSONRenderer(ensure_ascii=False),
         ],
     )
@@ -66,12 +84,25 @@ def formatter(settings: Settings, text_format: str = TEXT_FORMAT) -> logging.For
 
 class _QuarryHandler(logging.StreamHandler):
     """The root handler configure() installs (and replaces on the next call); handlers
-    others installed (a test runner's, an operator's) are left alone."""
+    others installed (a test runner's, an operator's) are left alone. It writes to the
+    process's stderr of the moment, as logging's last resort does, so a stream swapped for
+    a while (click's test runner) is never written to once closed."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass
 
 
 def configure(settings: Settings, *, default_level: str, text_format: str = TEXT_FORMAT) -> None:
     """The root logger writes to stderr in the configured format and level."""
-    handler = _QuarryHandler(sys.stderr)
+    handler = _QuarryHandler()
     handler.setFormatter(formatter(settings, text_format))
     root = logging.getLogger()
     for old in [h for h in root.handlers if isinstance(h, _QuarryHandler)]:
@@ -80,9 +111,42 @@ def configure(settings: Settings, *, default_level: str, text_format: str = TEXT
     root.setLevel(level_of(settings, default_level))
 
 
+# Processes of the code location log WARNING unless asked: at INFO every sensor tick would
+# print the registry's migration check (alembic), and a run's events are in Dagster already.
+CODE_LOCATION_LEVEL = "WARNING"
+
+
+def configure_unconfigured(settings: Settings) -> None:
+    """configure() for a process whose program has not set up logging: a Dagster code server
+    or run worker (the root logger has no handler there). A program that did (`quarry sync`
+    runs in the CLI's process, a test runner) keeps its own."""
+    if not logging.getLogger().handlers:
+        configure(settings, default_level=CODE_LOCATION_LEVEL)
+
+
+def uvicorn_log_config(settings: Settings) -> dict[str, Any]:
+    """The logging configuration `quarry serve` hands uvicorn: uvicorn's own, at
+    QUARRY_LOG_LEVEL when set, its two formatters JSON when QUARRY_LOG_FORMAT is. Given
+    before uvicorn starts, it covers every line of every uvicorn process, the parent of
+    several workers included (which never builds the app)."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config: dict[str, Any] = copy.deepcopy(LOGGING_CONFIG)
+    if settings.log_format == "json":
+        for name in ("default", "access"):
+            config["formatters"][name] = {"()": f"{__name__}.json_formatter"}
+    if settings.log_level:
+        for name in UVICORN_LOGGERS:
+            config["loggers"].setdefault(name, {})["level"] = settings.log_level
+    return config
+
+
 def configure_uvicorn(settings: Settings) -> None:
     """In JSON, uvicorn's own handlers write JSON lines too; the level applies to them.
-    Text keeps uvicorn's formats (request ids included, api.request_ids)."""
+    Text keeps uvicorn's formats (request ids included, api.request_ids). For a uvicorn
+    started without uvicorn_log_config (`uvicorn --factory api.main:create_app`)."""
     if settings.log_level:
         for name in UVICORN_LOGGERS:
             logging.getLogger(name).setLevel(level_of(settings, "INFO"))
@@ -93,21 +157,23 @@ def configure_uvicorn(settings: Settings) -> None:
             handler.setFormatter(json_formatter())
 
 
-# The option that sets a Dagster command's own log level, and its level when
-# QUARRY_LOG_LEVEL is unset: the daemon's INFO is a line per sensor tick (two sensors,
-# every 30 s), which buried everything else in `make demo`.
+# The options that set a Dagster command's own log levels, and each level when
+# QUARRY_LOG_LEVEL is unset. The daemon's INFO is a line per sensor tick (two sensors, every
+# 30 and 60 s), and the code servers it starts say WARNING each time it replaces one ("No
+# heartbeat received"): both buried everything else in `make demo`. Errors still show.
 _DAGSTER_LEVELS = {
-    "dagster-webserver": ("--dagster-log-level", "info"),
-    "dagster-daemon": ("--log-level", "warning"),
-    "code-server": ("--log-level", "info"),
+    "dagster-webserver": (("--dagster-log-level", "info"),),
+    "dagster-daemon": (("--log-level", "warning"), ("--code-server-log-level", "error")),
+    "code-server": (("--log-level", "info"),),
 }
 
 
 def dagster_options(settings: Settings, command: str) -> list[str]:
     """Options of a Dagster command (dagster-webserver, dagster-daemon, code-server): its
-    level, and JSON lines when Quarry's are."""
-    option, default = _DAGSTER_LEVELS[command]
-    options = [option, (settings.log_level or default).lower()]
+    levels, and JSON lines when Quarry's are."""
+    options = []
+    for option, default in _DAGSTER_LEVELS[command]:
+        options += [option, (settings.log_level or default).lower()]
     if settings.log_format == "json":
         options += ["--log-format", "json"]
     return options

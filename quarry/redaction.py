@@ -10,7 +10,9 @@ uvicorn's access log a key a client put in the query string), and we cannot chan
 they log. A LogRecord factory rather than filters: a logger's filter misses records of its
 children, a handler's filter misses handlers added later (pytest's caplog, Dagster's).
 Records keep their shape: arguments are cleaned one by one, because uvicorn's access
-formatter unpacks its argument tuple.
+formatter unpacks its argument tuple. An exception's traceback (its message often quotes
+what failed: a URL, a login) is rendered once, cleaned, into the record's `exc_text`, which
+every standard formatter writes as it is (quarry.logs' JSON lines too).
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ _active: Counter[str] = Counter()
 _shapes: list[re.Pattern[str]] = list(SHAPES)
 _installed = False
 _previous_factory = logging.getLogRecordFactory()
+# Renders tracebacks as every standard formatter does (logging.Formatter.formatException).
+_TRACEBACKS = logging.Formatter()
 
 
 def _variants(secret: str) -> list[str]:
@@ -90,6 +94,10 @@ def _record_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
         record.args = tuple(_clean(value) for value in record.args)
     elif isinstance(record.args, Mapping):
         record.args = {name: _clean(value) for name, value in record.args.items()}
+    if record.exc_info and not record.exc_text:
+        record.exc_text = scrub(_TRACEBACKS.formatException(record.exc_info))
+    if record.stack_info:
+        record.stack_info = scrub(record.stack_info)
     return record
 
 

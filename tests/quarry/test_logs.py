@@ -1,10 +1,13 @@
-"""QUARRY_LOG_FORMAT and QUARRY_LOG_LEVEL, through the real processes: the CLI, and the
-API under uvicorn (its access log included); Dagster's commands get the same choice."""
+"""QUARRY_LOG_FORMAT and QUARRY_LOG_LEVEL, through the real processes: the CLI, the API
+under uvicorn (its access log included), a process of the code location; Dagster's
+commands get the same choice."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -49,31 +52,82 @@ def test_a_bad_value_is_one_line_naming_it(
 
 def test_the_api_writes_json_lines_with_request_ids(tmp_path: Path) -> None:
     log = tmp_path / "api.log"
+    key = "qk_" + "S3cr3tKeyMaterial" * 3
     with running_api(tmp_path / "home", TEST_SECRET_KEY, log, QUARRY_LOG_FORMAT="json") as port:
+        # A key where it does not belong: the access line masks it, in JSON as in text.
         response = httpx.get(
-            f"http://127.0.0.1:{port}/healthz", headers={"X-Request-Id": "trace-42"}
+            f"http://127.0.0.1:{port}/healthz?api_key={key}",
+            headers={"X-Request-Id": "trace-42"},
         )
         assert response.status_code in (200, 503)
         wait_for(lambda: "trace-42" in log.read_text(), "the access line", timeout=10)
-    logged = _json_lines(log.read_text())
+    text = log.read_text()
+    logged = _json_lines(text)
     (access,) = [line for line in logged if line.get("request_id") == "trace-42"]
     assert access["logger"] == "uvicorn.access" and "GET /healthz" in access["message"]
-    assert any(line["logger"] == "uvicorn.error" for line in logged)
+    assert "api_key=qk_***" in access["message"] and key not in text
+    # uvicorn's own lines from its first one (written before the app is built) to its last.
+    messages = [line["message"] for line in logged if line["logger"] == "uvicorn.error"]
+    assert messages[0].startswith("Started server process")
+    assert messages[-1].startswith("Finished server process")
     # Outside a request there is no request id, not a placeholder.
     assert all(line.get("request_id") != "-" for line in logged)
+
+
+# A process of the code location, as a code server or a run worker is: nothing has set up
+# logging when Quarry's resource is set up (here for the partitions sensor's tick).
+CODE_LOCATION = """
+import logging
+from dagster import build_sensor_context, instance_for_test
+from pipelines.resources import QuarryResource
+from pipelines.sync.sensors import store_partitions
+from quarry.redaction import redacting
+
+with instance_for_test() as instance:
+    with build_sensor_context(instance=instance, resources={"quarry": QuarryResource()}) as context:
+        store_partitions(context)
+log = logging.getLogger("exports.jobs.execute")
+log.info("not shown: the code location logs WARNING unless asked")
+with redacting(["hunter2-password"]):
+    try:
+        raise OSError("login refused for hunter2-password")
+    except OSError:
+        log.exception("export job %s failed", "job_1")
+"""
+
+
+def test_the_code_location_writes_json_lines(quarry_env: Settings) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", CODE_LOCATION],
+        env=os.environ | {"QUARRY_LOG_FORMAT": "json"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    (failed,) = _json_lines(done.stderr)
+    assert failed["logger"] == "exports.jobs.execute" and failed["level"] == "error"
+    assert failed["message"] == "export job job_1 failed"
+    assert "OSError: login refused for ***" in failed["exception"]
+    assert "hunter2" not in done.stderr
 
 
 def test_dagster_commands_follow_the_settings(
     quarry_env: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     quiet = _orchestrator_commands(load_settings(), "127.0.0.1", 3000)
-    # Unset: the daemon at WARNING (its INFO is a line per sensor tick), no JSON.
-    assert quiet["dagster-daemon"][-2:] == ["--log-level", "warning"]
+    # Unset: the daemon at WARNING (its INFO is a line per sensor tick) and its code
+    # servers at ERROR (a WARNING each time it replaces one), no JSON.
+    assert quiet["dagster-daemon"][-4:] == [
+        "--log-level", "warning", "--code-server-log-level", "error",
+    ]  # fmt: skip
     assert quiet["dagster-webserver"][-2:] == ["--dagster-log-level", "info"]
     monkeypatch.setenv("QUARRY_LOG_FORMAT", "json")
     monkeypatch.setenv("QUARRY_LOG_LEVEL", "DEBUG")
     loud = _orchestrator_commands(load_settings(), "127.0.0.1", 3000)
-    assert loud["dagster-daemon"][-4:] == ["--log-level", "debug", "--log-format", "json"]
+    assert loud["dagster-daemon"][-6:] == [
+        "--log-level", "debug", "--code-server-log-level", "debug", "--log-format", "json",
+    ]  # fmt: skip
     assert loud["dagster-webserver"][-4:] == [
         "--dagster-log-level", "debug", "--log-format", "json",
     ]  # fmt: skip

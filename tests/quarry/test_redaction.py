@@ -52,3 +52,14 @@ def test_api_keys_keep_their_prefix_and_arguments_keep_their_shape(
     assert key[3:] not in record.getMessage()
     logging.getLogger("elsewhere").warning("Authorization: Bearer %s", key)
     assert caplog.records[-1].getMessage() == "Authorization: Bearer qk_***"
+
+
+def test_a_traceback_is_masked_like_the_message(caplog: pytest.LogCaptureFixture) -> None:
+    # An exception's message often quotes what failed: a URL with a token, a login.
+    with caplog.at_level(logging.ERROR), redacting(["s3cr3t-password"]):
+        try:
+            raise OSError("login refused for s3cr3t-password")
+        except OSError:
+            logging.getLogger("destinations.ftp").exception("delivery failed")
+    assert "OSError: login refused for ***" in caplog.text
+    assert "s3cr3t-password" not in caplog.text

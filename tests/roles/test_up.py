@@ -13,6 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from cli import run
+from quarry.settings import Settings, load_settings
 from tests.factories import free_port
 from tests.roles.test_several_machines import descendants, wait_for
 
@@ -68,3 +70,10 @@ def test_up_tells_the_api_where_dagster_is_and_stops_everything(tmp_path: Path) 
     finally:
         if up.poll() is None:
             os.killpg(up.pid, signal.SIGKILL)
+
+
+def test_the_roles_run_from_the_project_and_its_workspace(quarry_env: Settings) -> None:
+    # The children of `quarry up` and `quarry orchestrator` start in the project's folder,
+    # with its workspace.yaml (cli/ moved up a level once and this pointed outside it).
+    assert (run.PROJECT_ROOT / "pyproject.toml").is_file()
+    assert run._workspace(load_settings()) == run.PROJECT_ROOT / "workspace.yaml"
