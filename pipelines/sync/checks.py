@@ -6,10 +6,14 @@
 - matches_platform (parent tables of a source dataset): the store's row count equals what
   the platform reports now (connector.count).
 
-Run inside a sync run they check that run's store (its partition key); run alone (from the
-UI, without a partition) they check every store. valid_keys blocks: a store whose data
-fails it gets no new snapshot, so readers keep the previous one. matches_platform only
-warns, since a live store keeps taking orders between the last page and the count.
+The checks of a store's tables are partitioned by store, like the tables: a sync run checks
+its store, and the result is that store's. Each result names its store (metadata `store`),
+and its figures are labelled with it (`rows · Main Street (st_...)`): the UI plots each
+label on its own, so a check's plots draw a line per store, not one line through every
+store's values. (Run without a partition, outside Quarry's jobs, they check every store.)
+valid_keys blocks: a store whose data fails it gets no new snapshot, so readers keep the
+previous one. matches_platform only warns, since a live store keeps taking orders between
+the last page and the count.
 """
 
 from collections.abc import Iterator
@@ -75,16 +79,21 @@ def check_table(
 ) -> Iterator[AssetCheckResult]:
     """The results of every check of `table` for one store (or all when None)."""
     health = key_health(quarry.lake, table, store_id)
-    store = {"store": quarry.store_label(store_id)} if store_id is not None else {}
+    label = quarry.store_label(store_id) if store_id is not None else None
+    store = {"store": label} if label is not None else {}
+
+    def figure(name: str) -> str:
+        return name if label is None else f"{name} · {label}"
+
     yield AssetCheckResult(
         asset_key=table,
         check_name="valid_keys",
         passed=health.duplicate_keys == 0 and health.null_keys == 0,
         metadata={
             **store,
-            "rows": health.rows,
-            "duplicate_keys": health.duplicate_keys,
-            "rows_with_null_keys": health.null_keys,
+            figure("rows"): health.rows,
+            figure("duplicate_keys"): health.duplicate_keys,
+            figure("rows_with_null_keys"): health.null_keys,
         },
     )
     if table in PLATFORM_DATASETS:
@@ -95,7 +104,11 @@ def check_table(
             check_name="matches_platform",
             passed=platform == warehouse,
             severity=AssetCheckSeverity.WARN,
-            metadata={**store, "warehouse_rows": warehouse, "platform_records": platform},
+            metadata={
+                **store,
+                figure("warehouse_rows"): warehouse,
+                figure("platform_records"): platform,
+            },
         )
 
 

@@ -79,7 +79,9 @@ def test_checks_pass_then_catch_a_duplicated_id(
     assert not bad.success and bad.failed_step == "check_orders"
     keys = _evaluations(instance, bad.run_id)[("orders", "valid_keys")]
     assert keys.passed is False
-    assert keys.metadata["duplicate_keys"].value == 1
-    assert keys.metadata["rows_with_null_keys"].value == 0
+    # Figures carry the store in their label: the UI plots each store's on its own.
+    label = f"{name} ({store_id})"
+    assert keys.metadata[f"duplicate_keys · {label}"].value == 1
+    assert keys.metadata[f"rows_with_null_keys · {label}"].value == 0
     with registry.session() as session:
         assert latest_snapshots(session, [store_id]) == before
