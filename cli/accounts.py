@@ -54,12 +54,17 @@ def create(app: AppContext, name: str, currency: str, timezone: str, as_json: bo
 @accounts.command("update")
 @click.argument("account_id")
 @click.option("--api-enabled", type=click.BOOL, required=True, help="true or false.")
+@click.option("--json", "as_json", is_flag=True, help="Print the account as JSON.")
 @pass_app
-def update(app: AppContext, account_id: str, api_enabled: bool) -> None:
+def update(app: AppContext, account_id: str, api_enabled: bool, as_json: bool) -> None:
     """Change whether the account's plan includes the API."""
     with app.registry.session() as session:
         account = get_account(session, account_id)
         account.api_enabled = api_enabled
+        shown = account_json(account)
+    if as_json:
+        echo_json(shown)
+        return
     click.echo(f"{account_id}: api_enabled={str(api_enabled).lower()}")
 
 

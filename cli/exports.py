@@ -42,8 +42,11 @@ def exports() -> None:
     "--rows", "first", default=5, show_default=True, type=click.IntRange(0, 100),
     help="With --dry-run: how many rows to show.",
 )  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @pass_app
-def apply(app: AppContext, path: Path, account_id: str, dry_run: bool, first: int) -> None:
+def apply(
+    app: AppContext, path: Path, account_id: str, dry_run: bool, first: int, as_json: bool
+) -> None:
     """Create or update configurations by name; nothing is written unless all are valid.
 
     A credential read from an environment variable that is not set here is a warning:
@@ -66,7 +69,10 @@ def apply(app: AppContext, path: Path, account_id: str, dry_run: bool, first: in
         else:
             applied = apply_definitions(session, app.settings, account_id, definitions)
     if dry_run:
-        _preview(app, definitions, context, existing, first)
+        _preview(app, definitions, context, existing, first, as_json)
+        return
+    if as_json:
+        echo_json([{"id": a.id, "name": a.name, "created": a.created} for a in applied])
         return
     for item in applied:
         click.echo(f"{'created' if item.created else 'updated'} {item.id}  {item.name}")
@@ -82,6 +88,7 @@ def _preview(
     context: AccountContext,
     existing: set[str],
     first: int,
+    as_json: bool,
 ) -> None:
     from exports.files.produce import Account, preview
     from warehouse.reader import WarehouseReader
@@ -92,6 +99,23 @@ def _preview(
 
     reader = WarehouseReader(app.settings, app.registry)
     account = Account(context.currency, context.timezone, context.stores)
+    if as_json:
+        echo_json(
+            [
+                {
+                    "name": d.name,
+                    "created": d.name not in existing,
+                    "parts": [
+                        {"name": p.name, "rows": p.rows, "titles": p.titles, "first": p.first}
+                        for p in preview(
+                            reader, d.parts, account, list(d.stores or context.stores), first
+                        )
+                    ],
+                }
+                for d in definitions
+            ]
+        )
+        return
     for definition in definitions:
         verb = "update" if definition.name in existing else "create"
         store_ids = list(definition.stores or context.stores)
@@ -218,8 +242,9 @@ def dump(app: AppContext, account_id: str, names: tuple[str, ...], output: Path 
 @exports.command("delete")
 @click.argument("config_id")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--json", "as_json", is_flag=True, help='Print {"id", "name", "jobs_removed"}.')
 @pass_app
-def delete(app: AppContext, config_id: str, yes: bool) -> None:
+def delete(app: AppContext, config_id: str, yes: bool, as_json: bool) -> None:
     """Delete a configuration, its past jobs and their files (refused while a job of it is
     queued or running)."""
     from exports.configs.saved import delete_config, require_config
@@ -237,15 +262,22 @@ def delete(app: AppContext, config_id: str, yes: bool) -> None:
     files = export_files(app.settings)
     for job_id in removed:
         files.remove(job_id)
+    if as_json:
+        echo_json({"id": config_id, "name": name, "jobs_removed": removed})
+        return
     click.echo(f"deleted {config_id}  {name} ({len(removed)} jobs)")
 
 
 @exports.command("cleanup")
 @click.option("--older-than-days", "days", required=True, type=click.IntRange(min=0))
+@click.option("--json", "as_json", is_flag=True, help='Print {"jobs": [ids of the jobs]}.')
 @pass_app
-def cleanup(app: AppContext, days: int) -> None:
+def cleanup(app: AppContext, days: int, as_json: bool) -> None:
     """Remove export files of jobs created more than N days ago (downloads answer 404)."""
     from exports.files.cleanup import remove_expired_files
 
     removed = remove_expired_files(app.settings, app.registry, days)
+    if as_json:
+        echo_json({"jobs": removed})
+        return
     click.echo(f"removed {len(removed)} export files")

@@ -85,9 +85,13 @@ def list_(app: AppContext, account_id: str | None, as_json: bool) -> None:
 
 @keys.command("revoke")
 @click.argument("key_id")
+@click.option("--json", "as_json", is_flag=True, help='Print {"id", "revoked"}.')
 @pass_app
-def revoke(app: AppContext, key_id: str) -> None:
+def revoke(app: AppContext, key_id: str, as_json: bool) -> None:
     """Revoke a key; the next request made with it gets 401."""
     with app.registry.session() as session:
         revoke_key(session, key_id)
+    if as_json:
+        echo_json({"id": key_id, "revoked": True})
+        return
     click.echo(f"{key_id} revoked")

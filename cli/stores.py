@@ -50,8 +50,9 @@ def list_(app: AppContext, account_id: str | None, as_json: bool) -> None:
 
 @stores.command("remove")
 @click.argument("store_id")
+@click.option("--json", "as_json", is_flag=True, help='Print {"id", "removed", ...}.')
 @pass_app
-def remove(app: AppContext, store_id: str) -> None:
+def remove(app: AppContext, store_id: str, as_json: bool) -> None:
     """Remove a store with its warehouse data, platform files and sync state."""
     with app.registry.session() as session:
         store = get_store(session, store_id)
@@ -69,8 +70,11 @@ def remove(app: AppContext, store_id: str) -> None:
         delete_store(lake, store_id)
     finally:
         lake.close()
-    remove_files_for_store(app.settings, app.registry, store_id)
+    files = remove_files_for_store(app.settings, app.registry, store_id)
     forget_store(app.settings, platform, store_id)
     with app.registry.session() as session:
         session.delete(get_store(session, store_id))
+    if as_json:
+        echo_json({"id": store_id, "removed": True, "export_files_removed": len(files)})
+        return
     click.echo(f"{store_id} removed")

@@ -52,8 +52,9 @@ def test_update_switches_the_api_off_and_on() -> None:
         f"{account_id}: api_enabled=false"
     )
     assert ok_json("accounts", "list")[0]["api_enabled"] is False
-    ok("accounts", "update", account_id, "--api-enabled", "true")
-    assert ok_json("accounts", "list")[0]["api_enabled"] is True
+    shown = ok_json("accounts", "update", account_id, "--api-enabled", "true")
+    assert shown["account_id"] == account_id and shown["api_enabled"] is True
+    assert ok_json("accounts", "list") == [shown]
 
 
 def test_update_of_an_unknown_account_is_one_error_line() -> None:

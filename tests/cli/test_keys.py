@@ -68,6 +68,8 @@ def test_revoke_stops_the_key_at_once(home: Settings) -> None:
     assert not authenticates(home, issued["key"])
     assert ok_json("keys", "list")[0]["revoked"] is True
     assert "revoked" in ok("keys", "list")
+    # Again, as JSON: revoking twice is fine and says so.
+    assert ok_json("keys", "revoke", issued["id"]) == {"id": issued["id"], "revoked": True}
 
 
 def test_unknown_account_is_one_error_line() -> None:

@@ -57,4 +57,6 @@ def test_remove_deletes_the_store(home: Settings) -> None:
     kept = new_store(home, account_id, "Kept", platform="shopify")
     assert ok("stores", "remove", store_id).strip() == f"{store_id} removed"
     assert [row["id"] for row in ok_json("stores", "list")] == [kept]
+    removed = ok_json("stores", "remove", kept)
+    assert removed == {"id": kept, "removed": True, "export_files_removed": 0}
     assert_one_line_error(invoke("stores", "remove", store_id), store_id, "does not exist")

@@ -144,8 +144,11 @@ def test_dump_writes_what_apply_reads_without_secrets(
 def test_show_and_delete(quarry_env: Settings, account: str, tmp_path: Path) -> None:
     path = tmp_path / "exports.yaml"
     path.write_text(yaml.safe_dump({"exports": [_s3_export({"env": "X_SECRET"})]}))
-    created = invoke("exports", "apply", "-f", str(path), "--account", account)
-    config_id = created.stdout.split()[1]
+    created = invoke("exports", "apply", "-f", str(path), "--account", account, "--json")
+    ((config_id, name, new),) = [
+        (c["id"], c["name"], c["created"]) for c in json.loads(created.stdout)
+    ]
+    assert (name, new) == ("To S3", True)
     shown = invoke("exports", "show", config_id, "--json")
     assert shown.exit_code == 0, shown.output
     detail = json.loads(shown.stdout)
@@ -160,10 +163,12 @@ def test_show_and_delete(quarry_env: Settings, account: str, tmp_path: Path) -> 
     declined = invoke("exports", "delete", config_id, input="n\n")
     assert declined.exit_code == 1
     assert invoke("exports", "show", config_id).exit_code == 0
-    deleted = invoke("exports", "delete", config_id, "--yes")
+    deleted = invoke("exports", "delete", config_id, "--yes", "--json")
     assert deleted.exit_code == 0, deleted.output
-    assert deleted.stdout.startswith(f"deleted {config_id}")
+    assert json.loads(deleted.stdout) == {"id": config_id, "name": "To S3", "jobs_removed": []}
     assert invoke("exports", "show", config_id).exit_code == 1
+    cleaned = invoke("exports", "cleanup", "--older-than-days", "0", "--json")
+    assert cleaned.exit_code == 0 and json.loads(cleaned.stdout) == {"jobs": []}
 
 
 def test_dry_run_counts_and_shows_the_first_rows(export_world: World, tmp_path: Path) -> None:
@@ -189,3 +194,11 @@ def test_dry_run_counts_and_shows_the_first_rows(export_world: World, tmp_path: 
     ]
     assert lines[-1] == "nothing written (--dry-run)"
     assert "Two stores" not in listed.stdout
+    with isolated_env(str(export_world.settings.home)):
+        as_json = invoke("exports", "apply", "-f", str(path), "--account", account,
+                         "--dry-run", "--rows", "1", "--json")  # fmt: skip
+    (preview,) = json.loads(as_json.stdout)
+    assert preview["name"] == "Two stores" and preview["created"] is True
+    (part,) = preview["parts"]
+    assert part["rows"] == len(expected) and part["titles"] == ["Order", "Store ID"]
+    assert part["first"] == [[expected[0]["order_name"], expected[0]["store_id"]]]
