@@ -6,6 +6,7 @@ Services are real. When one is missing the test fails, it is never skipped: `mak
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
 from collections.abc import Iterator
@@ -23,6 +24,20 @@ POSTGRES_ADMIN_URL = os.environ.get(
     "QUARRY_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 )
 TEST_SECRET_KEY = Fernet.generate_key().decode()
+
+
+@pytest.fixture(autouse=True)
+def _process_logging() -> Iterator[None]:
+    """The root logger as each test found it: a command run in the test process (click's
+    runner) or an app built from the environment sets up the process's logging, as it
+    should in a process of its own, and must not leave its handler behind for the next
+    test's servers to write into."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    for handler in [h for h in root.handlers if h not in handlers]:
+        root.removeHandler(handler)
+    root.setLevel(level)
 
 
 def require_service(name: str, error: Exception) -> None:

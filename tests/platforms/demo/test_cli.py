@@ -31,7 +31,7 @@ def test_seed_json_names_the_account_and_stores(quarry_env: Settings) -> None:
         "--json",
     )
     assert result.exit_code == 0, result.output
-    shown = json.loads(result.output)
+    shown = json.loads(result.stdout)
     assert set(shown) == {"account_id", "stores"}
     assert [set(s) for s in shown["stores"]] == [{"id", "name"}] * 3
     assert shown["stores"][2]["name"] == "Tokyo \"Kissa\" O'Brien's 東京ストア"
@@ -43,7 +43,7 @@ def test_seed_json_names_the_account_and_stores(quarry_env: Settings) -> None:
 def test_seed_prints_a_summary_and_advance_what_changed(quarry_env: Settings) -> None:
     seeded = _run("seed", "--orders", "900", "--stores", "2")
     assert seeded.exit_code == 0, seeded.output
-    account_id = seeded.output.split()[1].rstrip(":")
+    account_id = seeded.stdout.split()[1].rstrip(":")
     assert "Northwind Outfitters" in seeded.output and "Berliner Werkstatt" in seeded.output
 
     advanced = _run("advance", "--account", account_id, "--days", "2")
@@ -52,7 +52,7 @@ def test_seed_prints_a_summary_and_advance_what_changed(quarry_env: Settings) ->
         assert f"  {dataset}: " in advanced.output
     assert "deleted" in advanced.output
 
-    as_json = json.loads(_run("advance", "--account", account_id, "--json").output)
+    as_json = json.loads(_run("advance", "--account", account_id, "--json").stdout)
     assert as_json["days"] == 1 and set(as_json["changes"]["orders"]) == {
         "added",
         "updated",

@@ -59,7 +59,7 @@ def test_add_fetches_the_shop_and_seals_the_token(app, account_id, fake, caplog)
         "--json",
     )
     assert result.exit_code == 0, result.output
-    shown = json.loads(result.output)
+    shown = json.loads(result.stdout)
     assert shown["name"] == "Quarry Test Shop"
     assert shown["myplatform_domain"] == "quarry-test.myshopify.com"
     assert (shown["currency"], shown["timezone"]) == ("EUR", "Europe/Berlin")
