@@ -79,11 +79,18 @@ def apply_yaml(world: World, account: str, document: dict) -> dict[str, str]:
     return {item.name: item.id for item in applied}
 
 
-def run_config(world: World, config_id: str, **kwargs: object) -> tuple[str, str | None]:
-    """Create a job of the configuration and execute it here; (job id, failure or None)."""
+def new_job(world: World, config_id: str, **values: object) -> str:
+    """A queued job of the configuration, with `values` set on its row; its id."""
     with world.registry.session() as session:
         job, _ = create_job(session, session.get(ExportConfig, config_id))
-        job_id = job.id
+        for name, value in values.items():
+            setattr(job, name, value)
+        return job.id
+
+
+def run_config(world: World, config_id: str, **kwargs: object) -> tuple[str, str | None]:
+    """Create a job of the configuration and execute it here; (job id, failure or None)."""
+    job_id = new_job(world, config_id)
     try:
         execute_job(world.settings, world.registry, job_id, f"run-{job_id}", **kwargs)  # type: ignore[arg-type]
     except ExportFailed as exc:

@@ -12,13 +12,12 @@ from dagster import DagsterInstance
 from destinations.alerts import ALERT_RETRY
 from exports.jobs.execute import ExportFailed, execute_job
 from exports.jobs.failure import fail_job
-from exports.jobs.lifecycle import create_job
 from pipelines.exports.reaper import reap
 from quarry.settings import Settings
-from registry.models import ExportConfig, ExportJob, utcnow
+from registry.models import ExportJob, utcnow
 from tests.api.world import World
 from tests.destinations.servers import AlertChannels
-from tests.exports.conftest import apply_yaml
+from tests.exports.conftest import apply_yaml, new_job
 from tests.factories import dead_pid, free_port
 
 NAME = "Alerting orders"
@@ -55,14 +54,6 @@ def alerting(export_world: World, alert_channels: AlertChannels) -> Settings:
 def instance() -> Iterator[DagsterInstance]:
     with DagsterInstance.ephemeral() as ephemeral:
         yield ephemeral
-
-
-def new_job(world: World, config_id: str, **values: object) -> str:
-    with world.registry.session() as session:
-        job, _ = create_job(session, session.get(ExportConfig, config_id))
-        for name, value in values.items():
-            setattr(job, name, value)
-        return job.id
 
 
 def test_a_failed_export_job_alerts_once(

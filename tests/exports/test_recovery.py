@@ -10,16 +10,15 @@ from datetime import timedelta
 import pytest
 from dagster import DagsterInstance
 
-from exports.jobs.lifecycle import create_job
 from pipelines.exports.jobs import export
 from pipelines.exports.reaper import reap
 from pipelines.exports.reconciler import GRACE, unlaunched_jobs
 from pipelines.exports.runs import latest_run, run_tags
 from quarry.files import TEMPORARY_MARK, export_files
 from quarry.settings import load_settings
-from registry.models import ExportConfig, ExportJob, utcnow
+from registry.models import ExportJob, utcnow
 from tests.api.world import World
-from tests.exports.conftest import apply_yaml
+from tests.exports.conftest import apply_yaml, new_job
 from tests.factories import dead_pid
 
 
@@ -33,14 +32,6 @@ def instance() -> Iterator[DagsterInstance]:
 def config_id(export_world: World) -> str:
     document = {"exports": [{"name": "Recovery", "entity_type": "orders", "format": "csv"}]}
     return apply_yaml(export_world, "a", document)["Recovery"]
-
-
-def new_job(world: World, config_id: str, **values: object) -> str:
-    with world.registry.session() as session:
-        job, _ = create_job(session, session.get(ExportConfig, config_id))
-        for name, value in values.items():
-            setattr(job, name, value)
-        return job.id
 
 
 def row(world: World, job_id: str) -> ExportJob:
