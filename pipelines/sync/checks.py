@@ -1,8 +1,10 @@
 """Asset checks on the warehouse tables, per store partition.
 
 - valid_keys: no two rows of the store's partition share a primary key, and no row lacks
-  its id, store_id or parent key (one check: one query answers both, and every check
-  costs a run three events in Dagster's storage, about 60 ms);
+  its id, store_id or parent key (one check: every check costs a run three events in
+  Dagster's storage, about 60 ms). An incremental run looks for duplicates among the keys
+  inserted since the store's published snapshot only, which passed this check when it was
+  published; a full sync, or a store never published, checks the whole partition;
 - matches_platform (parent tables of a source dataset): the store's row count equals what
   the platform reports now (connector.count).
 
@@ -28,10 +30,11 @@ from dagster import (
 )
 
 from pipelines.partitions import store_check_spec
-from pipelines.resources import QuarryResource
-from pipelines.sync.table_stats import key_columns, key_health, store_row_count
+from pipelines.resources import FULL_TAG, QuarryResource
+from pipelines.sync.table_stats import key_columns, key_health
 from registry.accounts import list_stores
 from warehouse.schemas import SOURCE_DATASETS
+from warehouse.snapshots import latest_snapshots
 
 # Parent table -> the platform dataset its rows come from.
 PLATFORM_DATASETS = {tables[0]: dataset for dataset, tables in SOURCE_DATASETS.items()}
@@ -68,17 +71,23 @@ def _table_checks(name: str, tables: tuple[str, ...]) -> AssetChecksDefinition:
         context: AssetCheckExecutionContext, quarry: QuarryResource
     ) -> Iterator[AssetCheckResult]:
         store_id = context.partition_key if context.has_partition_key else None
+        since = None
+        if store_id is not None and context.run.tags.get(FULL_TAG) != "true":
+            with quarry.registry.session() as session:
+                since = latest_snapshots(session, [store_id]).get(store_id)
         for table in tables:
-            yield from check_table(quarry, table, store_id)
+            yield from check_table(quarry, table, store_id, since=since)
 
     return _check
 
 
 def check_table(
-    quarry: QuarryResource, table: str, store_id: str | None
+    quarry: QuarryResource, table: str, store_id: str | None, *, since: int | None = None
 ) -> Iterator[AssetCheckResult]:
-    """The results of every check of `table` for one store (or all when None)."""
-    health = key_health(quarry.lake, table, store_id)
+    """The results of every check of `table` for one store (or all when None). With
+    `since`, the store's published lake version, keys are checked among the rows inserted
+    after it (pipelines.sync.table_stats.key_health)."""
+    health = key_health(quarry.lake, table, store_id, since=since)
     label = quarry.store_label(store_id) if store_id is not None else None
     store = {"store": label} if label is not None else {}
 
@@ -98,7 +107,7 @@ def check_table(
     )
     if table in PLATFORM_DATASETS:
         platform = _platform_count(quarry, PLATFORM_DATASETS[table], store_id)
-        warehouse = store_row_count(quarry.lake, table, store_id)
+        warehouse = health.rows  # counted by key_health a moment ago
         yield AssetCheckResult(
             asset_key=table,
             check_name="matches_platform",

@@ -57,3 +57,35 @@ def test_key_health_counts_duplicate_and_null_keys_of_one_store(lake: Lake) -> N
     assert (health.rows, health.duplicate_keys, health.null_keys) == (8, 2, 1)
     other = key_health(lake, "order_lines", "st_b")
     assert (other.rows, other.duplicate_keys, other.null_keys) == (4, 0, 0)
+
+
+def test_key_health_since_a_version_finds_duplicates_among_keys_inserted_after_it(
+    lake: Lake,
+) -> None:
+    StoreWriter(lake, "st_a").apply(orders_page("st_a", range(3)), full=True, first=True)
+    StoreWriter(lake, "st_b").apply(orders_page("st_b", range(2)), full=True, first=True)
+    checked = lake.version()
+    assert key_health(lake, "order_lines", "st_a", since=checked) == key_health(
+        lake, "order_lines", "st_a"
+    )
+    # An incremental page replaces order 1's lines and adds order 3: no duplicates.
+    StoreWriter(lake, "st_a").apply(orders_page("st_a", [1, 3], 1), full=False, first=True)
+    clean = key_health(lake, "order_lines", "st_a", since=checked)
+    assert (clean.rows, clean.duplicate_keys, clean.null_keys) == (8, 0, 0)
+
+    lines = line_rows("st_a", [0, 3], per_order=1)  # ids st_a-l0-0 and st_a-l3-0 again
+    orphan = lines.set_column(
+        lines.schema.get_field_index("order_id"), "order_id", pa.array([None, "st_a-o3"])
+    )
+    cursor = lake.cursor()
+    cursor.register("orphan", orphan)
+    cursor.execute("INSERT INTO lake.order_lines SELECT * FROM orphan")
+    cursor.close()
+
+    since = key_health(lake, "order_lines", "st_a", since=checked)
+    whole = key_health(lake, "order_lines", "st_a")
+    assert (since.rows, since.duplicate_keys, since.null_keys) == (10, 2, 1)
+    assert since == whole
+    # Another store's insertions are not this store's.
+    other = key_health(lake, "order_lines", "st_b", since=checked)
+    assert (other.rows, other.duplicate_keys, other.null_keys) == (4, 0, 0)
