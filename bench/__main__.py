@@ -67,6 +67,12 @@ def say(message: str) -> None:
     "--load-seconds", default=10.0, show_default=True, help="Seconds of each throughput run."
 )
 @click.option("--quick", is_flag=True, help="Fewest repeats of slow steps (the smoke test).")
+@click.option(
+    "--xlsx/--no-xlsx",
+    default=True,
+    show_default=True,
+    help="Measure the XLSX export of all orders (about half an hour at 10M orders).",
+)
 def main(
     orders: int,
     stores: int,
@@ -78,6 +84,7 @@ def main(
     repeats: int,
     load_seconds: float,
     quick: bool,
+    xlsx: bool,
 ) -> None:
     """Measure Quarry against its floors and write the results."""
     chosen = [s.strip() for s in sections.split(",") if s.strip()]
@@ -103,6 +110,7 @@ def main(
         repeats=repeats,
         load_seconds=load_seconds,
         quick=quick,
+        xlsx=xlsx,
         dagster_port=dagster_port,
     )
     from bench.report import write
@@ -123,6 +131,7 @@ def run(
     repeats: int,
     load_seconds: float,
     quick: bool,
+    xlsx: bool,
     dagster_port: int,
 ) -> dict[str, object]:
     from bench import report
@@ -145,7 +154,9 @@ def run(
     counts = table_counts(dataset)
     served = [s for s in ("query", "records", "exports") if s in sections]
     if served:
-        _served_sections(dataset, sections, served, repeats, load_seconds, quick, dagster_port)
+        _served_sections(
+            dataset, sections, served, repeats, load_seconds, quick, xlsx, dagster_port
+        )
     if "sync" in sections and full is not None:
         say("sync: incremental sync of about 1% changed orders")
         _measure(sections["sync"], lambda s: incremental_sync(dataset, s, full), keep=True)
@@ -162,7 +173,7 @@ def run(
         sections,
         machine_at_start=at_start,
         dataset=dataset_info,
-        config={"repeats": repeats, "load_seconds": load_seconds, "quick": quick,
+        config={"repeats": repeats, "load_seconds": load_seconds, "quick": quick, "xlsx": xlsx,
                 "sections": chosen, "home": str(home)},
     )  # fmt: skip
 
@@ -174,6 +185,7 @@ def _served_sections(
     repeats: int,
     load_seconds: float,
     quick: bool,
+    xlsx: bool,
     dagster_port: int,
 ) -> None:
     from bench import exports, queries, records
@@ -198,6 +210,7 @@ def _served_sections(
                 repeats=repeats,
                 load_seconds=load_seconds,
                 quick=quick,
+                xlsx=xlsx,
             )
             if "query" in served:
                 say("query: the query set through HTTP and by hand in DuckDB")

@@ -25,6 +25,7 @@ class BenchContext:
     repeats: int
     load_seconds: float
     quick: bool
+    xlsx: bool = True
 
     def client(self) -> httpx.Client:
         """A keep-alive client for the API, as a real client would hold one."""

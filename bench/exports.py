@@ -63,7 +63,8 @@ def run_section(ctx: BenchContext, section: Section, dagster: DagsterServices) -
             copies.append(duckdb_copy(ctx, ctx.dataset.home / "bench-floor" / "orders.csv"))
             small.append(_export(ctx, configs["small"])[0])
             memory.wait_idle()
-        xlsx_s, xlsx_job = _export(ctx, configs["xlsx"])
+        if ctx.xlsx:
+            xlsx_s, xlsx_job = _export(ctx, configs["xlsx"])
     floor_run = sorted(trivial)[len(trivial) // 2]
     section.add(
         Figure(
@@ -81,7 +82,6 @@ def run_section(ctx: BenchContext, section: Section, dagster: DagsterServices) -
         "samples_s": [round(run[0], 3) for run in csv_runs],
         "copy_samples_s": [round(copy[0], 3) for copy in copies],
     }
-    plain_s, plain_rows = plain_xlsx(ctx, ctx.dataset.home / "bench-floor" / "orders.xlsx")
     csv_bound = 2 * copy_s + floor_run
     section.add(
         Figure(
@@ -97,19 +97,23 @@ def run_section(ctx: BenchContext, section: Section, dagster: DagsterServices) -
             detail=csv_job,
         )
     )
-    section.add(
-        Figure(
-            "exports.xlsx_all_orders_seconds",
-            "XLSX of all orders, POST to completed, vs plain streaming writer (s)",
-            "s",
-            xlsx_s,
-            floor=plain_s,
-            target=within(1.3, 0, "s"),
-            note=f"{plain_rows:,} rows; ours includes the orchestration floor "
-            f"({floor_run:.2f} s), the plain loop does not",
-            detail=xlsx_job,
+    if ctx.xlsx:
+        plain_s, plain_rows = plain_xlsx(ctx, ctx.dataset.home / "bench-floor" / "orders.xlsx")
+        section.add(
+            Figure(
+                "exports.xlsx_all_orders_seconds",
+                "XLSX of all orders, POST to completed, vs plain streaming writer (s)",
+                "s",
+                xlsx_s,
+                floor=plain_s,
+                target=within(1.3, 0, "s"),
+                note=f"{plain_rows:,} rows; ours includes the orchestration floor "
+                f"({floor_run:.2f} s), the plain loop does not",
+                detail=xlsx_job,
+            )
         )
-    )
+    else:
+        section.missing["exports.xlsx_all_orders_seconds"] = "not measured (--no-xlsx)"
     if memory.processes:
         section.add(
             Figure(
