@@ -180,6 +180,17 @@ RUNS: list[tuple[str, str, list[str]]] = [
         f"FROM sales SHOW total_sales GROUP BY store, TOP 2 product_title OVERALL {W}",
         ["store", "product_title", "total_sales"],
     ),
+    # Without OVERALL, TOP ranks within each value of the dimensions grouped before it.
+    (
+        GROUP_BY,
+        f"FROM sales SHOW total_sales GROUP BY store, TOP 2 product_title {W}",
+        ["store", "product_title", "total_sales"],
+    ),
+    (
+        GROUP_BY,
+        f"FROM sales SHOW total_sales GROUP BY store, ONLY TOP 2 product_title {W}",
+        ["store", "product_title", "total_sales"],
+    ),
     (GROUP_BY, f"FROM sales SHOW total_sales GROUP BY month {W}", ["month", "total_sales"]),
     (
         GROUP_BY,
@@ -339,6 +350,11 @@ RUNS: list[tuple[str, str, list[str]]] = [
         WITH,
         f"FROM sales SHOW total_sales GROUP BY store, sales_channel {W} WITH GROUP_TOTALS",
         ["store", "sales_channel", "total_sales", "total_sales__store_totals"],
+    ),
+    (
+        WITH,
+        f"FROM sales SHOW total_sales GROUP BY store, TOP 2 product_title {W} WITH GROUP_TOTALS",
+        ["store", "product_title", "total_sales", "total_sales__store_totals"],
     ),
     (
         DASHBOARD,
@@ -543,6 +559,23 @@ def test_documented_form_refused_with_the_reason(
     with pytest.raises(InvalidQuery) as exc:
         run(con, text)
     assert any(message in str(e["message"]) for e in exc.value.errors), (source, exc.value.errors)
+
+
+def test_top_without_overall_keeps_n_values_per_preceding_group(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """GROUP BY a, TOP n b: at most n values of b for each a, plus each a's Other row
+    (GROUP_BY); with OVERALL the n values are the same for every a."""
+    within = run(con, f"FROM sales SHOW total_sales GROUP BY store, TOP 1 product_title {W}")
+    overall = run(
+        con, f"FROM sales SHOW total_sales GROUP BY store, ONLY TOP 1 product_title OVERALL {W}"
+    )
+    chosen = [r for r in within["rows"] if r["product_title"] != "Other"]
+    stores = {r["store"] for r in within["rows"]}
+    assert sorted(r["store"] for r in chosen) == sorted(stores), GROUP_BY
+    assert {r["store"] for r in within["rows"] if r["product_title"] == "Other"} == stores
+    assert len({r["product_title"] for r in overall["rows"]}) == 1, GROUP_BY
+    assert len({r["product_title"] for r in chosen}) > 1, GROUP_BY
 
 
 @pytest.mark.parametrize("text", [r[1] for r in REFUSED if "SINCE 3d" not in r[1]])
