@@ -632,7 +632,12 @@ class _Checker:
             self.error(at, "WITH GROUP_TOTALS needs at least two dimensions in GROUP BY.")
             return []
         if self.q.compare:
-            self.error(at, "WITH GROUP_TOTALS cannot be combined with COMPARE TO yet.")
+            self.error(
+                at,
+                "WITH GROUP_TOTALS cannot be combined with COMPARE TO: ShopifyQL's reference "
+                "as Quarry has it does not say how a comparison's group totals are named, so "
+                "Quarry does not guess a column name clients would read.",
+            )
             return []
         out = []
         for level, dim in enumerate(dims[:-1]):

@@ -36,6 +36,9 @@ RENAMES = (
     "https://shopify.dev/changelog/"
     "shopifyql-returns-fields-deprecated-and-replaced-with-sales-reversals-fields"
 )
+# ShopifyQL's orders dataset (the pre-2024-07 reference; no 2026-07 page for the orders,
+# customers or products schemas is in the stored copies).
+ORDERS_DATASET = "https://shopify.dev/api/shopifyql/datasets/orders-dataset"
 # Shopify's own example app reads these generated columns by name.
 DASHBOARD = "github:Shopify/example-shopifyql--sales-dashboard--react app/routes/app._index.jsx"
 # A merchant's client code names the cost fields of the sales schema.
@@ -216,6 +219,18 @@ RUNS: list[tuple[str, str, list[str]]] = [
     # Record datasets answer to the sales schema's names for the same things.
     (GROUP_BY, f"FROM orders SHOW orders GROUP BY order_id {W} LIMIT 3", ["order_id", "orders"]),
     (GROUP_BY, f"FROM orders SHOW count(orders) GROUP BY store {W}", ["store", "count_orders"]),
+    (
+        ORDERS_DATASET,
+        f"FROM orders SHOW sum(ordered_product_quantity), additional_fees, discounts, duties "
+        f"GROUP BY billing_country {W}",
+        [
+            "billing_country",
+            "sum_ordered_product_quantity",
+            "additional_fees",
+            "discounts",
+            "duties",
+        ],
+    ),
     # TIMESERIES
     *[
         (TIMESERIES, f"FROM sales SHOW total_sales TIMESERIES {g} {w}", [g, "total_sales"])
@@ -536,6 +551,23 @@ REFUSED: list[tuple[str, str, str]] = [
     (RENAMES, "FROM sales SHOW discount_reversals", "reversals are modelled net of discounts"),
     (SALES, "FROM sales SHOW sessions", "sessions and marketing attribution are not synced"),
     (DATES, "FROM sales SHOW total_sales SINCE 3d", "Offsets count back from now: write -3d"),
+    (
+        WITH,
+        "FROM sales SHOW total_sales GROUP BY store, sales_channel COMPARE TO previous_year "
+        "WITH GROUP_TOTALS",
+        "does not say how a comparison's group totals are named",
+    ),
+    *[
+        (ORDERS_DATASET, f"FROM orders SHOW {f}", f"{f} is a field of ShopifyQL's orders schema")
+        for f in (
+            "gross_sales",
+            "net_sales",
+            "returned_product_quantity",
+            "net_product_quantity",
+            "shipping",
+            "taxes",
+        )
+    ],
 ]
 
 
