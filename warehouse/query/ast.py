@@ -149,6 +149,7 @@ class GroupItem:
     name: Name
     top: int | None = None
     only: bool = False
+    overall: bool = False  # TOP n dim OVERALL: ranked over all groups, not per group
 
 
 @dataclass(frozen=True)

@@ -384,7 +384,7 @@ class _Checker:
                 elif item.top < 1:
                     self.error(name.pos, "TOP needs at least 1.")
                 else:
-                    top = Top(len(dims), item.top, item.only)
+                    top = Top(len(dims), item.top, item.only, item.overall)
             dims.append(self.dim_column(field, name.name))
         return time_name, fill, dims, top
 
@@ -631,11 +631,13 @@ class _Checker:
         if len(dims) < 2:
             self.error(at, "WITH GROUP_TOTALS needs at least two dimensions in GROUP BY.")
             return []
-        if top is not None:
-            self.error(at, "WITH GROUP_TOTALS cannot be combined with TOP.")
-            return []
         if self.q.compare:
-            self.error(at, "WITH GROUP_TOTALS cannot be combined with COMPARE TO yet.")
+            self.error(
+                at,
+                "WITH GROUP_TOTALS cannot be combined with COMPARE TO: ShopifyQL's reference "
+                "as Quarry has it does not say how a comparison's group totals are named, so "
+                "Quarry does not guess a column name clients would read.",
+            )
             return []
         out = []
         for level, dim in enumerate(dims[:-1]):

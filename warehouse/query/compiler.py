@@ -8,6 +8,7 @@ cursor by the executor under the names it passes in.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -117,6 +118,7 @@ def aggregate_sql(
     with_time: bool,
     exclude: tuple[int, tuple[object, ...]] | None = None,
     include: tuple[int, tuple[object, ...]] | None = None,
+    keys: tuple[list[int], list[list[str | None]], bool] | None = None,
     parts: list[int] | None = None,
     limit: int | None = None,
     grouping_sets: list[list[int]] | None = None,
@@ -126,7 +128,10 @@ def aggregate_sql(
 
     exclude=(dim, values) leaves out rows whose dim is among values: the "Other" bucket of
     TOP n; include=(dim, values) keeps only those rows (the ranked TOP values, so that
-    only their groups leave DuckDB). parts picks a subset of the aggregates."""
+    only their groups leave DuckDB). keys=(dims, keys, keep) does the same for several
+    dimensions at once (TOP ranked within the dimensions before it): a row is kept when
+    its key over `dims` (see key_sql) is among `keys`, or when it is not and keep is
+    false. parts picks a subset of the aggregates."""
     t = plan.source
     select: list[Sql | str] = []
     groups: list[Sql | str] = []
@@ -178,6 +183,13 @@ def aggregate_sql(
         clause = Sql(f"({expr} IN (") + inner + ")" if inner.text else Sql("(FALSE")
         clause = clause + (f" OR {expr} IS NULL)" if None in values else ")")
         conditions.append(clause)
+    if keys is not None:
+        key_dims, wanted, keep = keys
+        key = key_sql([plan.dims[k].sql or "" for k in key_dims])
+        # One list parameter whatever the number of keys: DuckDB makes the IN a hash
+        # semi-join, where a chain of ORs would be compared row by row.
+        inside = Sql(f"{key} {'' if keep else 'NOT '}IN (SELECT unnest(") + Sql.param(wanted)
+        conditions.append(inside + "::VARCHAR[][]))")
     where = Sql.join(" AND ", conditions)
     sql = Sql("SELECT ") + columns + f" FROM {t.table} t"
     # The readable stores are joined only for what reads them (the store's name or zone):
@@ -198,6 +210,14 @@ def aggregate_sql(
     return sql
 
 
+def key_sql(expressions: list[str]) -> str:
+    """A row's values of `expressions` as one comparable key: their text, in a list
+    (DuckDB compares lists element by element and holds two nulls equal, so a null
+    dimension value is a key like any other). The executor reads the keys of the groups it
+    ranks from the same expressions, so they match the rows' exactly."""
+    return "[" + ", ".join(f"CAST({e} AS VARCHAR)" for e in expressions) + "]"
+
+
 def grouping_mask(kept: list[int], width: int) -> int:
     """GROUPING(k0, ..., k{width-1}) of the rows of the grouping set that keeps the keys
     at positions `kept`: the first key is the highest bit, a rolled-up key a set bit."""
@@ -205,11 +225,17 @@ def grouping_mask(kept: list[int], width: int) -> int:
 
 
 def candidates_sql(
-    base: Sql, part: int, n: int, descending: bool, margin: Decimal | None = None
+    base: Sql,
+    part: int,
+    n: int,
+    descending: bool,
+    margin: Decimal | None = None,
+    within: Sequence[str] = (),
 ) -> Sql:
     """The groups of an aggregate query (base, from aggregate_sql) that may be among the
     first n when sorted by aggregate p<part> (nulls last), each preceded by the number of
     groups (total) and of rows without an exchange rate (missing) in the whole result.
+    within: columns of base (d0 ...) to rank within, the first n of each of their groups.
 
     Python makes the final, exact order (rounded values, ties broken by the dimensions'
     text), so the cut keeps every group within `margin` of the n-th value as well: a group
@@ -223,14 +249,17 @@ def candidates_sql(
         near = f"c.{p} >= cut.v - {margin}"
     else:
         near = f"c.{p} <= cut.v + {margin}"
+    partition = f"PARTITION BY {', '.join(within)} " if within else ""
+    cut_keys = "".join(f"{c}, " for c in within)
+    same_group = " AND ".join(f"cut.{c} IS NOT DISTINCT FROM c.{c}" for c in within) or "TRUE"
     return (
         "WITH g AS ("
         + base
-        + f"), c AS (SELECT g.*, row_number() OVER (ORDER BY {p} {direction} NULLS LAST) "
-        "AS quarry_r, count(*) OVER () AS quarry_total, "
+        + f"), c AS (SELECT g.*, row_number() OVER ({partition}ORDER BY {p} {direction} "
+        "NULLS LAST) AS quarry_r, count(*) OVER () AS quarry_total, "
         "sum(missing_fx) OVER () AS quarry_missing FROM g), "
-        f"cut AS (SELECT {p} AS v FROM c WHERE quarry_r = {int(n)}) "
+        f"cut AS (SELECT {cut_keys}{p} AS v FROM c WHERE quarry_r = {int(n)}) "
         "SELECT c.quarry_total, c.quarry_missing, c.* EXCLUDE (quarry_r, quarry_total, "
-        "quarry_missing) FROM c LEFT JOIN cut ON TRUE "
+        f"quarry_missing) FROM c LEFT JOIN cut ON {same_group} "
         f"WHERE c.quarry_r <= {int(n)} OR (cut.v IS NULL AND c.{p} IS NULL) OR {near}"
     )

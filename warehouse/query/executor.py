@@ -22,7 +22,13 @@ import pyarrow as pa
 
 from quarry.errors import MissingExchangeRate, QueryTimedOut
 from warehouse.query import dates, rates
-from warehouse.query.compiler import Relations, aggregate_sql, candidates_sql, grouping_mask
+from warehouse.query.compiler import (
+    Relations,
+    aggregate_sql,
+    candidates_sql,
+    grouping_mask,
+    key_sql,
+)
 from warehouse.query.diagnostics import START, Diagnostic, invalid_query
 from warehouse.query.plan import (
     Arith,
@@ -244,7 +250,11 @@ class _Run:
         self.rel = rel
         self.limits = limits
         self.all_dims = list(range(len(plan.dims)))
+        # TOP's choice, made once over the main window: its values (ranked over every
+        # group), or the keys (compiler.key_sql) of the groups chosen within the
+        # dimensions before it.
         self.top_values: tuple[Any, ...] | None = None
+        self.top_keys: list[list[str | None]] | None = None
         self.top_rows: dict[Key, list[Any]] | None = None
         self.group_count: int | None = None  # all groups, when the page is cut in SQL
         # Totals read in the same pass as the groups (GROUPING SETS), by window: the grand
@@ -412,10 +422,10 @@ class _Run:
                 return self.keyed(rows, self.all_dims, with_time)
             rows = self.fetch(base, limited=window is plan.window)
             return self.checked(self.keyed(rows, self.all_dims, with_time))
-        if self.top_values is None:  # ranked once, over the main window
-            self.top_values = self.rank(window)
+        if self.top_values is None and self.top_keys is None:  # ranked once, over the main window
+            self.rank(window)
         if self.top_rows is not None and not with_time and window is plan.window:
-            # TOP over its dimension alone: the ranking query already has the groups.
+            # TOP over the groups it ranks: the ranking query already has them.
             out = self.top_rows
         else:
             rows = self.fetch(
@@ -425,29 +435,74 @@ class _Run:
                     self.rel,
                     group_dims=self.all_dims,
                     with_time=with_time,
-                    include=(top.dim, self.top_values),
+                    **self.top_filter(keep=True),
                 ),
                 limited=window is plan.window,
             )
             out = self.keyed(rows, self.all_dims, with_time)
         if not top.only:
-            rest = [k for k in self.all_dims if k != top.dim]
-            other_sql = aggregate_sql(
-                plan,
-                window,
-                self.rel,
-                group_dims=rest,
-                with_time=with_time,
-                exclude=(top.dim, self.top_values),
-            )
-            for (dims_, bucket), parts in self.keyed(
-                self.fetch(other_sql, limited=window is plan.window), rest, with_time
-            ).items():
-                full = list(dims_)
-                full.insert(top.dim, OTHER)
+            for key, parts in self.others(window, self.all_dims, with_time).items():
                 if any(p is not None and p != 0 for p in parts) or plan.fill:
-                    out[(tuple(full), bucket)] = parts
+                    out[key] = parts
+        if window is plan.window and plan.group_total_levels:
+            self.level_parts[window] = self.top_levels(window, with_time)
         return self.checked(out) if window is plan.window else out
+
+    def top_filter(self, keep: bool) -> dict[str, Any]:
+        """aggregate_sql's arguments that keep the rows of TOP's chosen groups, or (keep
+        false) the rest, which fold into Other."""
+        top = self.plan.top
+        assert top is not None
+        if top.within:
+            assert self.top_keys is not None
+            return {"keys": ([*top.within, top.dim], self.top_keys, keep)}
+        assert self.top_values is not None
+        return {"include" if keep else "exclude": (top.dim, self.top_values)}
+
+    def others(
+        self, window: dates.Window, dims_: list[int], with_time: bool
+    ) -> dict[Key, list[Any]]:
+        """TOP's Other rows grouped by `dims_` (which hold TOP's dimension): aggregated by
+        the engine over the rows not chosen, so a distinct count or median of Other is real."""
+        top = self.plan.top
+        assert top is not None
+        rest = [k for k in dims_ if k != top.dim]
+        sql = aggregate_sql(
+            self.plan,
+            window,
+            self.rel,
+            group_dims=rest,
+            with_time=with_time,
+            **self.top_filter(keep=False),
+        )
+        out = {}
+        for (values, bucket), parts in self.keyed(
+            self.fetch(sql, limited=window is self.plan.window), rest, with_time
+        ).items():
+            full = list(values)
+            full.insert(dims_.index(top.dim), OTHER)
+            out[(tuple(full), bucket)] = parts
+        return out
+
+    def top_levels(self, window: dates.Window, with_time: bool) -> dict[int, dict[Key, list[Any]]]:
+        """WITH GROUP_TOTALS beside TOP: each level's totals by (dimension prefix, bucket).
+        A prefix before TOP's dimension totals every row of its values, the rows folded
+        into Other included; a prefix that holds TOP's dimension totals each chosen value
+        and, apart, Other's rows."""
+        plan = self.plan
+        top = plan.top
+        assert top is not None
+        levels: dict[int, dict[Key, list[Any]]] = {}
+        for level in plan.group_total_levels:
+            kept = list(range(level + 1))
+            chosen = self.top_filter(keep=True) if top.dim in kept else {}
+            sql = aggregate_sql(
+                plan, window, self.rel, group_dims=kept, with_time=with_time, **chosen
+            )
+            levels[level] = self.keyed(self.fetch(sql), kept, with_time)
+            if top.dim in kept and not top.only:
+                levels[level].update(self.others(window, kept, with_time))
+        return levels
 
     def rolls_up(self) -> bool:
         """Are totals read with the groups (GROUPING SETS)? For WITH TOTALS and
@@ -516,32 +571,57 @@ class _Run:
             self.too_large(count)
         return groups
 
-    def rank(self, window: dates.Window) -> tuple[Any, ...]:
-        """The TOP dimension's n values with the largest first metric over the window.
-        With a plain aggregate as first metric only the candidates leave SQL; without
-        TIMESERIES and other dimensions their rows are the result's (kept in top_rows)."""
+    def rank(self, window: dates.Window) -> None:
+        """Choose TOP's groups: the n values of its dimension with the largest first metric
+        over the window, within each group of the dimensions before it (over every group
+        with OVERALL). With a plain aggregate as first metric only the candidates leave
+        SQL; when the ranked dimensions are all the groups and there is no time column,
+        their rows are the result's (kept in top_rows)."""
         plan = self.plan
-        assert plan.top is not None
+        top = plan.top
+        assert top is not None
+        ranked = [*top.within, top.dim]
+        width, count = len(ranked), len(plan.parts)
         metric = plan.metric_columns[0].expr if plan.metric_columns else None
-        alone = plan.granularity is None and len(plan.dims) == 1
-        base = aggregate_sql(plan, window, self.rel, group_dims=[plan.top.dim], with_time=False)
+        base = aggregate_sql(plan, window, self.rel, group_dims=ranked, with_time=False)
+        if top.within:
+            # Each group's key as the filters that follow will compute it from the rows.
+            key = key_sql([f"g.d{k}" for k in ranked])
+            base = (
+                Sql("SELECT g.* EXCLUDE (missing_fx), ")
+                + f"{key} AS quarry_k, g.missing_fx FROM ("
+                + base
+                + ") g"
+            )
         if isinstance(metric, PartRef) and plan.metric_columns[0].type in ("money", "number"):
             # Ranked on unrounded values: only exact ties with the n-th need keeping.
             _, rows = self.fetch_candidates(
-                candidates_sql(base, metric.index, plan.top.n, descending=True)
+                candidates_sql(
+                    base,
+                    metric.index,
+                    top.n,
+                    descending=True,
+                    within=[f"d{k}" for k in top.within],
+                )
             )
         else:
             rows = self.fetch(base)
-        scored = []
+        groups: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
         for row in rows:
-            parts = self.parts_of(row[1:-1])
+            parts = self.parts_of(row[width : width + count])
             score = _evaluate(metric, parts) if metric is not None else None
-            scored.append((score is None, -(score or 0), str(row[0]), row[0], parts))
-        scored.sort()
-        chosen = scored[: plan.top.n]
-        if alone:
-            self.top_rows = {((item[3],), None): item[4] for item in chosen}
-        return tuple(item[3] for item in chosen)
+            entry = (score is None, -(score or 0), str(row[width - 1]), row, parts)
+            groups.setdefault(tuple(row[: width - 1]), []).append(entry)
+        chosen = []
+        for entries in groups.values():
+            entries.sort(key=lambda e: e[:3])
+            chosen.extend(entries[: top.n])
+        if top.within:
+            self.top_keys = [list(e[3][width + count]) for e in chosen]
+        else:
+            self.top_values = tuple(e[3][width - 1] for e in chosen)
+        if plan.granularity is None and ranked == self.all_dims:
+            self.top_rows = {(tuple(e[3][:width]), None): e[4] for e in chosen}
 
     def keyed(
         self, rows: list[tuple[Any, ...]], dims_: list[int], with_time: bool

@@ -53,8 +53,18 @@ ALIASES: dict[str, dict[str, str]] = {
         "total_returns": "total_sales_reversals",
     },
     # Record datasets answer to the names ShopifyQL's sales schema gives the same things
-    # (`FROM orders SHOW orders GROUP BY order_id` as written for sales).
-    "orders": {"orders": "order_count", "order_id": "id", "discount_code": "discount_codes"},
+    # (`FROM orders SHOW orders GROUP BY order_id` as written for sales), and `orders` to
+    # the numeric values of ShopifyQL's orders dataset whose definition is the figure the
+    # record holds (shopify.dev/api/shopifyql/datasets/orders-dataset).
+    "orders": {
+        "orders": "order_count",
+        "order_id": "id",
+        "discount_code": "discount_codes",
+        "additional_fees": "total_additional_fees",
+        "discounts": "total_discounts",
+        "duties": "total_duties",
+        "ordered_product_quantity": "item_quantity",
+    },
     "customers": {"customers": "customer_count", "customer_id": "id"},
     "products": {
         "products": "product_count",
@@ -77,6 +87,20 @@ NOT_SYNCED: dict[str, dict[str, str]] = {
             ("sessions", "conversion_rate", "referrer_source", "utm_campaign_name"),
             "online store sessions and marketing attribution are not synced",
         ),
+    },
+    # ShopifyQL's orders dataset nets returns and refunds into these; an order record holds
+    # the order as placed, and the sales events hold the returns.
+    "orders": {
+        "gross_sales": "an order record holds its subtotal after discounts, not the items' "
+        "value before them: use FROM sales SHOW gross_sales",
+        "net_sales": "an order record does not net out returns: use FROM sales SHOW net_sales",
+        "returned_product_quantity": "returns are sale events: use FROM sales SHOW "
+        "returned_item_quantity",
+        "net_product_quantity": "returns are sale events: use FROM sales SHOW net_items_sold",
+        "shipping": "ShopifyQL's figure subtracts shipping refunds, an order record's "
+        "total_shipping does not: use FROM sales SHOW shipping_charges",
+        "taxes": "its definition could not be checked against an order record's: total_tax "
+        "is the taxes charged on the order, FROM sales SHOW taxes the sales schema's figure",
     },
 }
 

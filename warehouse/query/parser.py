@@ -560,9 +560,10 @@ class _Parser:
             self.advance()
             n = self.integer("the number of top values")
             name = self.ident("a dimension")
-            if self.tok.is_word("overall"):
-                self.advance()  # Quarry's TOP always ranks over the whole window
-            return ast.GroupItem(name, n, only)
+            overall = self.tok.is_word("overall")
+            if overall:
+                self.advance()
+            return ast.GroupItem(name, n, only, overall)
         return ast.GroupItem(self.ident("a dimension or time granularity"))
 
     def order_items(self) -> list[ast.OrderItem]:

@@ -184,6 +184,13 @@ class Top:
     dim: int  # index into Plan.dims
     n: int
     only: bool
+    overall: bool = False
+
+    @property
+    def within(self) -> list[int]:
+        """The dimensions TOP ranks within (Plan.dims indexes): those grouped before it,
+        unless OVERALL ranks over every group at once."""
+        return [] if self.overall else list(range(self.dim))
 
 
 @dataclass

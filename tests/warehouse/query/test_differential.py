@@ -458,6 +458,94 @@ def test_only_top(con: duckdb.DuckDBPyConnection) -> None:
     assert got["rows"] == sorted(per, key=lambda r: -r["orders"])[:2]
 
 
+def _top_within(
+    metrics: list[tuple[str, str, str]], outer: str, inner: str, n: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The oracle of GROUP BY outer, TOP n inner (no OVERALL): each outer value's n inner
+    values with the largest first metric (ties by name), then that value's Other row."""
+    per = expected(DF, **MARCH, metrics=metrics, group=[outer, inner])
+    first = metrics[0][0]
+    chosen: list[dict[str, Any]] = []
+    others: list[dict[str, Any]] = []
+    for value in {r[outer] for r in per}:
+        mine = [r for r in per if r[outer] == value]
+        mine.sort(key=lambda r: (-r[first], str(r[inner])))
+        top = mine[:n]
+        chosen += top
+        names = {r[inner] for r in top}
+        rest = expected(
+            DF,
+            **MARCH,
+            metrics=metrics,
+            where=lambda r, v=value, names=names: r[outer] == v and r[inner] not in names,
+        )[0]
+        if len(mine) > n:
+            others.append({outer: value, inner: "Other", **rest})
+    return chosen, others
+
+
+def test_top_within_each_preceding_dimension(con: duckdb.DuckDBPyConnection) -> None:
+    metrics = [TS, ("count_distinct_customer_id", "count_distinct", "customer_id")]
+    got = run(
+        con,
+        f"FROM sales SHOW total_sales, count_distinct(customer_id) "
+        f"GROUP BY store, TOP 2 product_title {M}",
+    )
+    chosen, others = _top_within(metrics, "store", "product_title", 2)
+    rows = got["rows"]
+    assert canon([r for r in rows if r["product_title"] != "Other"]) == canon(chosen)
+    # Each store's Other is computed over that store's other products (a distinct count
+    # of Other is real), and the Other rows come last.
+    assert canon([r for r in rows if r["product_title"] == "Other"]) == canon(others)
+    assert all(r["product_title"] == "Other" for r in rows[len(chosen) :])
+    # Not the ranking over every store at once: some store's top differs from OVERALL's.
+    overall = run(
+        con, f"FROM sales SHOW total_sales GROUP BY store, TOP 2 product_title OVERALL {M}"
+    )
+    assert {(r["store"], r["product_title"]) for r in overall["rows"]} != {
+        (r["store"], r["product_title"]) for r in rows
+    }
+
+
+def test_only_top_within_each_preceding_dimension(con: duckdb.DuckDBPyConnection) -> None:
+    got = run(con, f"FROM sales SHOW orders GROUP BY sales_channel, ONLY TOP 1 store {M}")
+    chosen, _ = _top_within([ORDERS], "sales_channel", "store", 1)
+    assert canon(got["rows"]) == canon(chosen)
+
+
+def test_group_totals_beside_top(con: duckdb.DuckDBPyConnection) -> None:
+    got = run(
+        con,
+        f"FROM sales SHOW total_sales, count_distinct(customer_id) "
+        f"GROUP BY store, TOP 2 product_title {M} WITH GROUP_TOTALS",
+    )
+    distinct = ("count_distinct_customer_id", "count_distinct", "customer_id")
+    metrics = [TS, distinct]
+    per_store = {r["store"]: r for r in expected(DF, **MARCH, metrics=metrics, group=["store"])}
+    for row in got["rows"]:
+        # The store's total over all its rows, those folded into Other included.
+        assert row["total_sales__store_totals"] == per_store[row["store"]]["total_sales"]
+        assert (
+            row["count_distinct_customer_id__store_totals"]
+            == per_store[row["store"]]["count_distinct_customer_id"]
+        )
+
+
+def test_group_totals_of_a_level_holding_top(con: duckdb.DuckDBPyConnection) -> None:
+    got = run(
+        con,
+        f"FROM sales SHOW total_sales GROUP BY store, TOP 2 product_title, sales_channel {M} "
+        "WITH GROUP_TOTALS",
+    )
+    chosen, others = _top_within([TS], "store", "product_title", 2)
+    want = {(r["store"], r["product_title"]): r["total_sales"] for r in chosen + others}
+    assert got["rows"]
+    for row in got["rows"]:
+        # A chosen product's total within its store, or the store's Other total.
+        key = (row["store"], row["product_title"])
+        assert row["total_sales__product_title_totals"] == want[key], row
+
+
 def test_mixed_currency_totals_in_jpy(con: duckdb.DuckDBPyConnection) -> None:
     got = run(con, f"FROM sales SHOW total_sales GROUP BY store {M} WITH TOTALS, CURRENCY 'JPY'")
     assert got["currency"] == "JPY"

@@ -418,3 +418,26 @@ def test_totals_are_read_in_the_groups_pass(con: duckdb.DuckDBPyConnection, text
     assert "GROUPING SETS" in counting.statements[0]
     records = [r for r in rows_in(*MARCH) if r["store_id"] == "st_main"]
     assert result["totals"]["total_sales"] == total(records, "total_sales")
+
+
+def test_orders_answers_to_shopifyql_orders_dataset_names(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """ShopifyQL's orders dataset names (ordered_product_quantity, discounts, duties,
+    additional_fees) read the order record's own figures."""
+    window = "SINCE 2024-03-01 UNTIL 2024-04-30"
+    body = run(
+        con,
+        "FROM orders SHOW ordered_product_quantity, discounts, duties, additional_fees "
+        f"GROUP BY store {window}",
+    )
+    orders = pd.DataFrame(connect().sql("SELECT * FROM orders").fetchdf())
+    units = orders.groupby("store_id")["item_quantity"].sum()
+    want = {STORES[s].name: int(n) for s, n in units.items()}
+    assert {r["store"]: r["ordered_product_quantity"] for r in body["rows"]} == want
+    quarry = run(
+        con,
+        "FROM orders SHOW item_quantity, total_discounts, total_duties, "
+        f"total_additional_fees GROUP BY store {window}",
+    )
+    assert [list(r.values()) for r in body["rows"]] == [list(r.values()) for r in quarry["rows"]]

@@ -39,6 +39,11 @@ QUERIES = [
     f"FROM sales SHOW total_sales, orders GROUP BY TOP 2 product_title, store {M}",
     f"FROM sales SHOW total_sales GROUP BY TOP 3 product_title TIMESERIES week {M}",
     f"FROM sales SHOW total_sales GROUP BY TOP 2 product_title {M} COMPARE TO previous_period",
+    # TOP ranked within the dimensions before it: the cut is per group of them.
+    f"FROM sales SHOW total_sales GROUP BY store, TOP 2 product_title {M}",
+    f"FROM sales SHOW orders GROUP BY store, sales_channel, ONLY TOP 3 customer_id {M}",
+    f"FROM sales SHOW total_sales GROUP BY store, TOP 2 product_title, sales_channel "
+    f"TIMESERIES week {M} COMPARE TO previous_period",
 ]
 
 
@@ -52,9 +57,11 @@ def test_cut_in_sql_matches_sorting_every_group(
     cut = run(con, text)
     whole = compiler.candidates_sql
 
-    def every_group(base: Any, part: int, n: int, descending: bool, margin: Any = None) -> Any:
+    def every_group(
+        base: Any, part: int, n: int, descending: bool, margin: Any = None, within: Any = ()
+    ) -> Any:
         # No cut: every group reaches Python, which sorts them all (the reference).
-        return whole(base, part, 10**9, descending, margin)
+        return whole(base, part, 10**9, descending, margin, within)
 
     monkeypatch.setattr(executor, "candidates_sql", every_group)
     assert cut == run(con, text)

@@ -36,6 +36,9 @@ RENAMES = (
     "https://shopify.dev/changelog/"
     "shopifyql-returns-fields-deprecated-and-replaced-with-sales-reversals-fields"
 )
+# ShopifyQL's orders dataset (the pre-2024-07 reference; no 2026-07 page for the orders,
+# customers or products schemas is in the stored copies).
+ORDERS_DATASET = "https://shopify.dev/api/shopifyql/datasets/orders-dataset"
 # Shopify's own example app reads these generated columns by name.
 DASHBOARD = "github:Shopify/example-shopifyql--sales-dashboard--react app/routes/app._index.jsx"
 # A merchant's client code names the cost fields of the sales schema.
@@ -180,6 +183,17 @@ RUNS: list[tuple[str, str, list[str]]] = [
         f"FROM sales SHOW total_sales GROUP BY store, TOP 2 product_title OVERALL {W}",
         ["store", "product_title", "total_sales"],
     ),
+    # Without OVERALL, TOP ranks within each value of the dimensions grouped before it.
+    (
+        GROUP_BY,
+        f"FROM sales SHOW total_sales GROUP BY store, TOP 2 product_title {W}",
+        ["store", "product_title", "total_sales"],
+    ),
+    (
+        GROUP_BY,
+        f"FROM sales SHOW total_sales GROUP BY store, ONLY TOP 2 product_title {W}",
+        ["store", "product_title", "total_sales"],
+    ),
     (GROUP_BY, f"FROM sales SHOW total_sales GROUP BY month {W}", ["month", "total_sales"]),
     (
         GROUP_BY,
@@ -205,6 +219,18 @@ RUNS: list[tuple[str, str, list[str]]] = [
     # Record datasets answer to the sales schema's names for the same things.
     (GROUP_BY, f"FROM orders SHOW orders GROUP BY order_id {W} LIMIT 3", ["order_id", "orders"]),
     (GROUP_BY, f"FROM orders SHOW count(orders) GROUP BY store {W}", ["store", "count_orders"]),
+    (
+        ORDERS_DATASET,
+        f"FROM orders SHOW sum(ordered_product_quantity), additional_fees, discounts, duties "
+        f"GROUP BY billing_country {W}",
+        [
+            "billing_country",
+            "sum_ordered_product_quantity",
+            "additional_fees",
+            "discounts",
+            "duties",
+        ],
+    ),
     # TIMESERIES
     *[
         (TIMESERIES, f"FROM sales SHOW total_sales TIMESERIES {g} {w}", [g, "total_sales"])
@@ -339,6 +365,11 @@ RUNS: list[tuple[str, str, list[str]]] = [
         WITH,
         f"FROM sales SHOW total_sales GROUP BY store, sales_channel {W} WITH GROUP_TOTALS",
         ["store", "sales_channel", "total_sales", "total_sales__store_totals"],
+    ),
+    (
+        WITH,
+        f"FROM sales SHOW total_sales GROUP BY store, TOP 2 product_title {W} WITH GROUP_TOTALS",
+        ["store", "product_title", "total_sales", "total_sales__store_totals"],
     ),
     (
         DASHBOARD,
@@ -520,6 +551,23 @@ REFUSED: list[tuple[str, str, str]] = [
     (RENAMES, "FROM sales SHOW discount_reversals", "reversals are modelled net of discounts"),
     (SALES, "FROM sales SHOW sessions", "sessions and marketing attribution are not synced"),
     (DATES, "FROM sales SHOW total_sales SINCE 3d", "Offsets count back from now: write -3d"),
+    (
+        WITH,
+        "FROM sales SHOW total_sales GROUP BY store, sales_channel COMPARE TO previous_year "
+        "WITH GROUP_TOTALS",
+        "does not say how a comparison's group totals are named",
+    ),
+    *[
+        (ORDERS_DATASET, f"FROM orders SHOW {f}", f"{f} is a field of ShopifyQL's orders schema")
+        for f in (
+            "gross_sales",
+            "net_sales",
+            "returned_product_quantity",
+            "net_product_quantity",
+            "shipping",
+            "taxes",
+        )
+    ],
 ]
 
 
@@ -543,6 +591,23 @@ def test_documented_form_refused_with_the_reason(
     with pytest.raises(InvalidQuery) as exc:
         run(con, text)
     assert any(message in str(e["message"]) for e in exc.value.errors), (source, exc.value.errors)
+
+
+def test_top_without_overall_keeps_n_values_per_preceding_group(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """GROUP BY a, TOP n b: at most n values of b for each a, plus each a's Other row
+    (GROUP_BY); with OVERALL the n values are the same for every a."""
+    within = run(con, f"FROM sales SHOW total_sales GROUP BY store, TOP 1 product_title {W}")
+    overall = run(
+        con, f"FROM sales SHOW total_sales GROUP BY store, ONLY TOP 1 product_title OVERALL {W}"
+    )
+    chosen = [r for r in within["rows"] if r["product_title"] != "Other"]
+    stores = {r["store"] for r in within["rows"]}
+    assert sorted(r["store"] for r in chosen) == sorted(stores), GROUP_BY
+    assert {r["store"] for r in within["rows"] if r["product_title"] == "Other"} == stores
+    assert len({r["product_title"] for r in overall["rows"]}) == 1, GROUP_BY
+    assert len({r["product_title"] for r in chosen}) > 1, GROUP_BY
 
 
 @pytest.mark.parametrize("text", [r[1] for r in REFUSED if "SINCE 3d" not in r[1]])
