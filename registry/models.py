@@ -16,6 +16,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
@@ -186,3 +187,33 @@ class SnapshotPin(Base):
     expires_at: Mapped[datetime] = mapped_column()
 
     __table_args__ = (Index("ix_snapshot_pins_holder", "holder"),)
+
+
+class PendingSync(Base):
+    """A sync of a store asked for outside the schedules (a Shopify webhook), to be
+    submitted once `due_at` has passed. The housekeeper claims a row (`claimed_at`) before
+    it submits, and records the run it got (`run_id`); a row with a run is done."""
+
+    __tablename__ = "pending_syncs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    store_id: Mapped[str] = mapped_column(ForeignKey("stores.id", ondelete="CASCADE"))
+    reason: Mapped[str] = mapped_column(String(32))
+    due_at: Mapped[datetime] = mapped_column()
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    claimed_at: Mapped[datetime | None] = mapped_column(default=None)
+    run_id: Mapped[str | None] = mapped_column(String(64), default=None)
+
+    __table_args__ = (
+        # One open request (no run yet) per store: deliveries racing on several API workers
+        # join it instead of each opening a window, and so does one arriving while the
+        # housekeeper submits it, since the run it gets has not read anything yet.
+        Index(
+            "uq_pending_syncs_open",
+            "store_id",
+            unique=True,
+            postgresql_where=text("run_id IS NULL"),
+            sqlite_where=text("run_id IS NULL"),
+        ),
+        Index("ix_pending_syncs_due", "run_id", "due_at"),
+    )

@@ -1,6 +1,7 @@
 """POST /webhooks/shopify: Shopify's change notifications, outside /v1 and without an API
 key. Shopify signs each delivery with the app's secret; the verification, duplicate check
-and debounced sync are platforms.shopify.webhooks'."""
+and debounced sync request are platforms.shopify.webhooks', and the housekeeper submits
+the sync (pipelines.sync.triggers)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from platforms.shopify.webhooks import (
     LocalMemory,
     Memory,
     RedisMemory,
-    SyncTrigger,
     receive,
 )
 from quarry.crypto import SecretBox
@@ -42,15 +42,6 @@ def _debounce_seconds(request: Request) -> float:
     return float(state.shopify_webhook_debounce)
 
 
-def _trigger(request: Request) -> SyncTrigger:
-    state = request.app.state
-    if getattr(state, "shopify_sync_trigger", None) is None:
-        from pipelines.sync.triggers import DelayedSync
-
-        state.shopify_sync_trigger = DelayedSync(state.settings, state.registry)
-    return state.shopify_sync_trigger
-
-
 @router.post(
     WEBHOOK_PATH,
     status_code=200,
@@ -61,8 +52,9 @@ async def shopify_webhook(
     request: Request, settings: SettingsDep, registry: RegistryDep
 ) -> Response:
     """Verify a Shopify delivery (401 when forged), ignore a repeat of an
-    X-Shopify-Webhook-Id seen in the last 24 hours, and start one incremental sync of the
-    store per debounce window. Answers at once: Shopify waits 5 seconds at most."""
+    X-Shopify-Webhook-Id seen in the last 24 hours, and ask (in the registry) for one
+    incremental sync of the store per debounce window. Answers at once: Shopify waits 5
+    seconds at most."""
     body = await request.body()
     headers = request.headers
     delivery = await run_in_threadpool(
@@ -70,7 +62,6 @@ async def shopify_webhook(
         registry=registry,
         box=SecretBox(settings.fernet_keys),
         memory=_memory(request),
-        trigger=_trigger(request),
         debounce_seconds=_debounce_seconds(request),
         shop_domain=headers.get("x-shopify-shop-domain"),
         hmac_header=headers.get("x-shopify-hmac-sha256"),

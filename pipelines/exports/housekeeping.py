@@ -1,10 +1,11 @@
-"""The housekeeper: the reaper, the reconciler and file retention, every PASS_SECONDS, in a
-process of the orchestrator role (`quarry housekeeper`, started by `quarry orchestrator` and
-`quarry up`).
+"""The housekeeper: the reaper, the reconciler, file retention and the webhook-triggered
+syncs, every PASS_SECONDS, in a process of the orchestrator role (`quarry housekeeper`,
+started by `quarry orchestrator` and `quarry up`).
 
 They used to be Dagster sensors, but sensors execute in the code server, which is the worker
 role: a dead worker could not end its own jobs. Run one housekeeper per deployment (it
-submits runs for jobs no run has taken, and two would race to submit the same job).
+submits runs for jobs no run has taken, and two would race to submit the same job; pending
+syncs are claimed row by row, so those at least are never submitted twice).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from exports.files.cleanup import remove_expired_files
 from pipelines.exports.launcher import launch
 from pipelines.exports.reaper import reap
 from pipelines.exports.reconciler import unlaunched_jobs
+from pipelines.sync.triggers import submit_due_syncs
 from quarry.settings import Settings
 from registry.db import Registry
 
@@ -28,18 +30,20 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class PassResult:
-    """Job ids failed, job ids submitted, job ids whose expired files were removed."""
+    """Job ids failed, job ids submitted, job ids whose expired files were removed, run ids
+    of the pending syncs submitted."""
 
     reaped: list[str]
     launched: list[str]
     expired: list[str]
+    syncs: list[str]
 
 
 def housekeeping_pass(
     settings: Settings, registry: Registry, instance: DagsterInstance
 ) -> PassResult:
     """One pass: fail jobs that can no longer finish, submit jobs no run has taken, remove
-    files past QUARRY_EXPORT_RETENTION_DAYS."""
+    files past QUARRY_EXPORT_RETENTION_DAYS, submit the pending syncs that are due."""
     reaped = reap(settings, registry, instance)
     launched = [
         waiting.job_id
@@ -48,7 +52,8 @@ def housekeeping_pass(
     ]
     days = settings.export_retention_days
     expired = remove_expired_files(settings, registry, days) if days else []
-    return PassResult(reaped, launched, expired)
+    syncs = submit_due_syncs(settings, registry, instance)
+    return PassResult(reaped, launched, expired, syncs)
 
 
 def run_housekeeper(settings: Settings, stop: threading.Event, every: float = PASS_SECONDS) -> None:

@@ -40,6 +40,12 @@ log = logging.getLogger(__name__)
 
 RUNNING = {"CREATED", "RUNNING", "CANCELING"}
 RETRY_FROM_PARTIAL = {"INTERNAL_SERVER_ERROR", "TIMEOUT"}
+# bulkOperationRunQuery refusals that mean "every slot is taken, try later"
+# (BulkOperationUserErrorCode: OPERATION_IN_PROGRESS "A bulk operation is already in
+# progress", LIMIT_REACHED "Bulk operations limit reached. Please try again later."), and
+# the words of such a message when no code is given.
+BUSY_CODES = {"OPERATION_IN_PROGRESS", "LIMIT_REACHED"}
+BUSY_WORDS = ("in progress", "concurrent", "limit reached")
 # Polls of a COMPLETED operation that reports objects but no url yet.
 URL_POLLS = 3
 
@@ -116,8 +122,8 @@ class BulkRunner:
                 return str(operation["id"])
             messages = "; ".join(str(e.get("message")) for e in errors) or "no operation"
             busy = any(
-                e.get("code") == "OPERATION_IN_PROGRESS"
-                or any(w in str(e.get("message")).lower() for w in ("in progress", "concurrent"))
+                e.get("code") in BUSY_CODES
+                or any(w in str(e.get("message")).lower() for w in BUSY_WORDS)
                 for e in errors
             )
             if not busy:

@@ -9,11 +9,13 @@ debounced incremental sync per store (docs/shopify.md, "Webhooks").
 - Duplicates: Shopify may deliver one event more than once, each time with the same
   X-Shopify-Webhook-Id; an id seen in the last 24 hours is acknowledged and ignored.
 - Debounce: the first delivery for a store opens a window of `webhook_debounce_seconds`
-  and schedules one incremental sync at its end; deliveries inside the window join it.
-  The periodic sync stays the reconciliation, so a lost delivery costs freshness only.
+  and asks for one incremental sync at its end, as a row in the registry
+  (registry.pending_syncs); deliveries until that sync is submitted join it. The
+  housekeeper submits it (pipelines.sync.triggers), so an API restart loses nothing. The
+  periodic sync stays the reconciliation, so a lost delivery costs freshness only.
 
-Both memories are in Redis when QUARRY_REDIS_URL is set (every API worker shares them),
-else in this process.
+Delivery ids are remembered in Redis when QUARRY_REDIS_URL is set (every API worker shares
+them), else in this process.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Literal, Protocol
 
 import redis
@@ -37,7 +40,8 @@ from platforms.shopify.settings import ShopConnection, normalize_domain
 from quarry.crypto import SecretBox
 from quarry.errors import QuarryError, Unauthorized
 from registry.db import Registry
-from registry.models import Store
+from registry.models import Store, utcnow
+from registry.pending_syncs import request_sync
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +67,8 @@ TOPICS = (
 WEBHOOK_PATH = "/webhooks/shopify"
 DUPLICATE_WINDOW_SECONDS = 24 * 3600
 REDIS_PREFIX = "quarry:shopify:webhook:"
+# The pending sync's reason, and its runs' quarry/trigger tag.
+SYNC_REASON = "webhook"
 
 
 def subscribe(client: ShopifyClient, base_url: str) -> list[str]:
@@ -125,12 +131,6 @@ class RedisMemory:
         return bool(self._redis.set(REDIS_PREFIX + key, b"1", nx=True, px=millis))
 
 
-class SyncTrigger(Protocol):
-    def schedule(self, store_id: str, delay_seconds: float) -> None:
-        """Start an incremental sync of `store_id` in `delay_seconds`."""
-        ...
-
-
 @dataclass(frozen=True)
 class Delivery:
     outcome: Literal["duplicate", "scheduled", "joined"]
@@ -161,7 +161,6 @@ def receive(
     registry: Registry,
     box: SecretBox,
     memory: Memory,
-    trigger: SyncTrigger,
     debounce_seconds: float,
     shop_domain: str | None,
     hmac_header: str | None,
@@ -182,9 +181,7 @@ def receive(
     # Only after the signature: a forger must not be able to fill the memory.
     if webhook_id and not memory.first(f"id:{domain}:{webhook_id}", DUPLICATE_WINDOW_SECONDS):
         return Delivery("duplicate", tuple(store_ids))
-    scheduled = []
-    for store_id in store_ids:
-        if memory.first(f"sync:{store_id}", debounce_seconds):
-            trigger.schedule(store_id, debounce_seconds)
-            scheduled.append(store_id)
-    return Delivery("scheduled" if scheduled else "joined", tuple(store_ids))
+    due_at = utcnow() + timedelta(seconds=debounce_seconds)
+    with registry.session() as session:
+        opened = [request_sync(session, store_id, SYNC_REASON, due_at) for store_id in store_ids]
+    return Delivery("scheduled" if any(opened) else "joined", tuple(store_ids))

@@ -1,6 +1,7 @@
-"""A Shopify webhook's debounced sync, as the API starts it: DelayedSync submits a
-`sync_stores` run of the store to the stack's real Dagster webserver, and it succeeds.
-(The webhook route itself is tested in tests/api/test_shopify_webhooks.py.)"""
+"""A Shopify webhook's debounced sync, as the API asks for it (a pending sync in the
+registry): the orchestrator's housekeeper submits a `sync_stores` run of the store to the
+stack's real Dagster webserver, once, and it succeeds. (The webhook route and the claim:
+tests/api/test_shopify_webhooks.py, tests/pipelines/test_triggers.py.)"""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import pytest
 from dagster import DagsterRunStatus, RunsFilter
 
 from pipelines.instance import open_instance
-from pipelines.sync.triggers import DelayedSync
+from registry.models import utcnow
+from registry.pending_syncs import open_syncs, request_sync
 from tests.api.conftest import isolated_env
 from tests.exports.conftest import Stack, wait_for
 
@@ -18,7 +20,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("exports-end-to-end")]
 def test_a_webhook_sync_runs_in_dagster(stack: Stack) -> None:
     stack.start_dagster()
     store_id = stack.store_ids[0]
-    DelayedSync(stack.settings).schedule(store_id, 0.2)
+    with stack.registry.session() as session:
+        assert request_sync(session, store_id, "webhook", utcnow())
 
     with isolated_env(str(stack.settings.home)), open_instance(stack.settings) as instance:
         webhook_runs = RunsFilter(tags={"quarry/trigger": "webhook"})
@@ -36,3 +39,6 @@ def test_a_webhook_sync_runs_in_dagster(stack: Stack) -> None:
             timeout=300,
         )
         assert finished.status == DagsterRunStatus.SUCCESS
+        assert len(instance.get_runs(filters=webhook_runs)) == 1
+    with stack.registry.session() as session:
+        assert open_syncs(session, store_id) == []

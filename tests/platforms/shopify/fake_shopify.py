@@ -218,6 +218,11 @@ class FakeShopify:
     drop_pages: int = 0
     # Records bulk exports leave out altogether (rootObjectCount agrees); counts include them.
     hidden_from_bulk: set[str] = field(default_factory=set)
+    # Bulk queries one app may run at once from 2026-01, and the userErrors code of a
+    # refusal when they are all taken (BulkOperationUserErrorCode: LIMIT_REACHED or
+    # OPERATION_IN_PROGRESS; which one Shopify sends at the limit is not documented).
+    bulk_slots: int = 5
+    bulk_busy_code: str = "OPERATION_IN_PROGRESS"
 
     def __post_init__(self) -> None:
         data = json.loads((FIXTURES / "shop.json").read_text())
@@ -601,18 +606,20 @@ class FakeShopify:
     def _bulk_run(self, query: str, version: str = "2026-10") -> dict[str, Any]:
         running = [o for o in self.ops.values() if o.status in RUNNING_STATES]
         # From 2026-01 an app runs up to five bulk queries per shop at once, before one.
-        allowed = 5 if version >= "2026-01" else 1
+        allowed = self.bulk_slots if version >= "2026-01" else 1
         if len(running) >= allowed:
+            limit = self.bulk_busy_code == "LIMIT_REACHED"
+            message = (
+                "Bulk operations limit reached. Please try again later."
+                if limit
+                else "A bulk query operation for this app and shop is already in progress: "
+                f"{running[0].id}."
+            )
             return {
                 "bulkOperationRunQuery": {
                     "bulkOperation": None,
                     "userErrors": [
-                        {
-                            "field": None,
-                            "code": "OPERATION_IN_PROGRESS",
-                            "message": "A bulk query operation for this app and shop is "
-                            f"already in progress: {running[0].id}.",
-                        }
+                        {"field": None, "code": self.bulk_busy_code, "message": message}
                     ],
                 }
             }

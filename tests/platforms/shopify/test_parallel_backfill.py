@@ -59,6 +59,17 @@ def test_parallel_backfill_equals_a_serial_one(make_connector, fake, many_orders
     assert "QuarryBulkOperation" in operations and "QuarryBulkStatus" not in operations
 
 
+@pytest.mark.parametrize("code", ["LIMIT_REACHED", "OPERATION_IN_PROGRESS"])
+def test_a_full_shop_makes_windows_wait_for_a_slot(make_connector, fake, many_orders, code):
+    """Fewer slots than windows (another app's operations, or a lower limit): a refusal
+    with either code defers the window instead of failing the backfill."""
+    fake.shop.bulk_slots, fake.shop.bulk_busy_code = 2, code
+    pages = list(make_connector(api_version="2026-10").changes("orders", None))
+    assert len(rows(pages, "orders")) == many_orders
+    assert fake.shop.max_running == 2
+    assert len(bulk_ops(fake)) > 5  # refused starts were tried again
+
+
 def test_versions_before_2026_01_run_one_operation_at_a_time(make_connector, fake, many_orders):
     pages = list(make_connector(api_version="2025-10").changes("orders", None))
     assert len(rows(pages, "orders")) == many_orders
