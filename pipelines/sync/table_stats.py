@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from warehouse.lake import LAKE, Lake
-from warehouse.tables import STORE_COLUMN, qualified, quote_literal, spec, store_predicate
+from warehouse.lake import Lake
+from warehouse.tables import STORE_COLUMN, inserted_after, qualified, spec, store_predicate
 
 
 def _where(table: str, store_id: str | None) -> str:
@@ -51,42 +51,34 @@ def key_health(
     """Duplicate and null keys of `table` for one store (or all of it).
 
     With `since`, a lake version whose rows were checked already (the store's published
-    snapshot: a failing check keeps a run from publishing), only the keys inserted after it
-    can collide, so duplicates are looked for among those keys alone: a semi-join on the key
-    columns instead of a DISTINCT over the whole partition, which is what made a small
-    change's checks grow with the table. Null keys are counted over the partition (rows
-    inserted since may have been deleted again, so the insertions alone would overcount);
-    DuckLake's per-file null counts skip the files that have none."""
+    snapshot: a failing check keeps a run from publishing), only rows inserted after it are
+    checked: their key columns for nulls, and their keys against every row's for
+    duplicates. That reads the new rows' files and the partition's key columns, instead of
+    a DISTINCT over the whole partition, which made a small change's check grow with the
+    table."""
     keys = ", ".join(spec(table).primary_key)
     nulls = " OR ".join(f"{c} IS NULL" for c in key_columns(table))
     where = _where(table, store_id)
-    newest = lake.version() if since is not None else 0
     cursor = lake.cursor()
     try:
-        if since is None or since > newest:
+        if since is None:
             rows, distinct, null_rows = cursor.execute(
                 f"WITH t AS (SELECT * FROM {qualified(table)}{where}) "
                 f"SELECT count(*), (SELECT count(*) FROM (SELECT DISTINCT {keys} FROM t)), "
                 f"count(*) FILTER (WHERE {nulls}) FROM t"
             ).fetchone() or (0, 0, 0)
             return KeyHealth(rows=rows, duplicate_keys=rows - distinct, null_keys=null_rows)
-        duplicates = 0
-        if newest > since:
-            inserted = (
-                f"SELECT DISTINCT {keys} FROM {LAKE}.table_insertions("
-                f"{quote_literal(table)}, {since + 1}, {newest}){where}"
-            )
-            duplicates = (
-                cursor.execute(
-                    f"SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n "
-                    f"FROM (SELECT {keys} FROM {qualified(table)}{where}) "
-                    f"JOIN ({inserted}) USING ({keys}) GROUP BY {keys})"
-                ).fetchone()
-                or (0,)
-            )[0]
-        rows, null_rows = cursor.execute(
-            f"SELECT count(*), count(*) FILTER (WHERE {nulls}) FROM {qualified(table)}{where}"
+        new = f"{where} {'AND' if where else 'WHERE'} {inserted_after(since)}"
+        null_rows, duplicates = cursor.execute(
+            f"WITH fresh AS (SELECT * FROM {qualified(table)}{new}) "
+            f"SELECT (SELECT count(*) FROM fresh WHERE {nulls}), "
+            f"(SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n "
+            f"FROM (SELECT {keys} FROM {qualified(table)}{where}) "
+            f"JOIN (SELECT DISTINCT {keys} FROM fresh) USING ({keys}) GROUP BY {keys}))"
         ).fetchone() or (0, 0)
+        rows = (
+            cursor.execute(f"SELECT count(*) FROM {qualified(table)}{where}").fetchone() or (0,)
+        )[0]
     finally:
         cursor.close()
     return KeyHealth(rows=rows, duplicate_keys=int(duplicates), null_keys=null_rows)

@@ -89,3 +89,9 @@ def test_key_health_since_a_version_finds_duplicates_among_keys_inserted_after_i
     # Another store's insertions are not this store's.
     other = key_health(lake, "order_lines", "st_b", since=checked)
     assert (other.rows, other.duplicate_keys, other.null_keys) == (4, 0, 0)
+    # Rows inserted after the version and deleted again are not the table's any more.
+    cursor = lake.cursor()
+    cursor.execute("DELETE FROM lake.order_lines WHERE order_id IS NULL")
+    cursor.close()
+    repaired = key_health(lake, "order_lines", "st_a", since=checked)
+    assert (repaired.rows, repaired.duplicate_keys, repaired.null_keys) == (9, 1, 0)

@@ -40,6 +40,7 @@ from warehouse.lake import Lake
 from warehouse.schemas import SALES, SOURCE_DATASETS
 from warehouse.tables import (
     clustering_key,
+    inserted_after,
     qualified,
     quote_literal,
     select_columns,
@@ -280,16 +281,21 @@ def write_store_sales(
     store_timezone: str,
     account_timezone: str,
     order_ids: Iterable[str] | None = None,
+    since: int | None = None,
 ) -> int:
     """Replace the store's sale events (all of them when `order_ids` is None, else those of
     these orders) with the model's, in one transaction; returns the events written.
+
+    `since`, with `order_ids`: a lake version before which none of these orders' rows were
+    written (the store's published snapshot, for orders its sync changed after it), so
+    their rows are read from the files written after it (_order_views).
 
     The model's rows go from DuckDB's query straight into the table (INSERT ... SELECT):
     no Arrow copy of a store's events in Python, which cost about as much as the query."""
     sql = _sales_sql(store_timezone=store_timezone, account_timezone=account_timezone)
     where = store_predicate(store_id)
     with lake.transaction(author=store_id, message="sales") as cursor:
-        _order_views(cursor, store_id, order_ids)
+        _order_views(cursor, store_id, order_ids, since)
         if order_ids is not None:
             where += f" AND order_id IN (SELECT id FROM {_WANTED})"
         cursor.execute(f"DELETE FROM {qualified(SALES.name)} WHERE {where}")
@@ -301,10 +307,14 @@ def write_store_sales(
 
 
 _WANTED = "wanted_orders"
+_OLDER = "older_orders"
 
 
 def _order_views(
-    cursor: duckdb.DuckDBPyConnection, store_id: str, order_ids: Iterable[str] | None
+    cursor: duckdb.DuckDBPyConnection,
+    store_id: str,
+    order_ids: Iterable[str] | None,
+    since: int | None = None,
 ) -> None:
     """Temporary relations `orders`, `order_lines`, `refunds` and `refund_lines` on the
     cursor: the store's rows, of `order_ids` only unless it is None.
@@ -312,15 +322,42 @@ def _order_views(
     For some orders they are temporary tables, each read from the lake once: the model
     reads every table in several branches, and as views each branch would scan the
     store's whole partition again for the few orders wanted (a DuckLake table has no
-    index), which made a small change's sales cost grow with the store."""
+    index). With `since` they are read from the rows written after it alone, which costs
+    what changed: a sync rewrites a changed order with all of its children. Wanted orders
+    with no row written after `since` are deleted ones, whose events simply go; any that
+    still has an older row (nothing writes one, but the model must not lose it) is read
+    whole from the table."""
     only, kind = "", "VIEW"
     if order_ids is not None:
         wanted = pa.table({"id": pa.array(sorted(set(order_ids)), pa.string())})
         cursor.register(_WANTED, wanted)
         only, kind = f" AND {{key}} IN (SELECT id FROM {_WANTED})", "TABLE"
+    fresh = f" AND {inserted_after(since)}" if order_ids is not None and since is not None else ""
     for name in ORDER_TABLES:
         key = "id" if name == "orders" else "order_id"
         cursor.execute(
             f"CREATE OR REPLACE TEMP {kind} {name} AS SELECT * FROM {qualified(name)} "
-            f"WHERE {store_predicate(store_id)}" + only.format(key=key)
+            f"WHERE {store_predicate(store_id)}" + only.format(key=key) + fresh
         )
+    if fresh:
+        _add_older_orders(cursor, store_id)
+
+
+def _add_older_orders(cursor: duckdb.DuckDBPyConnection, store_id: str) -> None:
+    """Complete the temporary tables with every row of the wanted orders that are in the
+    lake but not among the rows read (their order row is older than the version given)."""
+    older = cursor.execute(
+        f"SELECT id FROM {qualified('orders')} WHERE {store_predicate(store_id)} "
+        f"AND id IN (SELECT id FROM {_WANTED}) AND id NOT IN (SELECT id FROM orders)"
+    ).fetchall()
+    if not older:
+        return
+    cursor.register(_OLDER, pa.table({"id": pa.array([row[0] for row in older], pa.string())}))
+    for name in ORDER_TABLES:
+        key = "id" if name == "orders" else "order_id"
+        cursor.execute(f"DELETE FROM {name} WHERE {key} IN (SELECT id FROM {_OLDER})")
+        cursor.execute(
+            f"INSERT INTO {name} SELECT * FROM {qualified(name)} "
+            f"WHERE {store_predicate(store_id)} AND {key} IN (SELECT id FROM {_OLDER})"
+        )
+    cursor.unregister(_OLDER)
