@@ -87,12 +87,17 @@ def connect(settings: Settings) -> duckdb.DuckDBPyConnection:
     process is done with the lake."""
     where = location(settings)
     refuse_delta_home(settings)
+    # Where a sort or aggregate past the memory limit spills: the role's own home, not
+    # DuckDB's default `.tmp` in whatever directory the process started in.
+    spill = settings.home.resolve() / "duckdb-spill"
+    spill.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(
         ":memory:",
         config={
             **extensions.NO_AUTOLOAD,
             "threads": settings.duckdb_threads,
             "memory_limit": settings.duckdb_memory_limit,
+            "temp_directory": str(spill),
         },
     )
     try:
@@ -341,6 +346,7 @@ def shared_lake(settings: Settings) -> Lake:
         settings.s3_region,
         settings.duckdb_threads,
         settings.duckdb_memory_limit,
+        settings.home,
     )
     with _shared_guard:
         lake = _shared.get(key)

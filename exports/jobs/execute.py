@@ -176,7 +176,11 @@ def _run(
     # On S3 the run writes in its home's staging folder and uploads; locally it writes in
     # the store's own folder and there is nothing to upload.
     staged = files.local_path(key) != target
-    reader = WarehouseReader(settings, registry)
+    # This process reads the export alone: its DuckDB gets the export's memory limit.
+    limited = settings.model_copy(
+        update={"duckdb_memory_limit": settings.export_duckdb_memory_limit}
+    )
+    reader = WarehouseReader(limited, registry)
     try:
         produced = produce(
             reader, config, account, store_ids, target, max_rows_per_sheet=max_rows_per_sheet

@@ -194,3 +194,27 @@ def test_cleanup_removes_exactly_one_stores_files(
     assert remove_files_for_store(settings, export_world.registry, "st_a1") == []
     assert a3 not in remove_expired_files(settings, export_world.registry, 1)
     assert a3 in remove_expired_files(settings, export_world.registry, 0)
+
+
+def test_an_export_reads_under_the_export_memory_limit(
+    export_world: World, configs: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The run's DuckDB is its own, bounded by QUARRY_EXPORT_DUCKDB_MEMORY_LIMIT (a sort past
+    # it spills into the home's duckdb-spill folder) rather than by the readers' limit.
+    limits: list[str] = []
+
+    def spy(*args: Any) -> int | None:
+        cursor = args[0]
+        ((limit,),) = cursor.execute("SELECT current_setting('memory_limit')").fetchall()
+        ((spill,),) = cursor.execute("SELECT current_setting('temp_directory')").fetchall()
+        limits.append(limit)
+        assert Path(spill) == export_world.settings.home.resolve() / "duckdb-spill"
+        return copy_csv(*args)
+
+    monkeypatch.setattr(produce, "copy_csv", spy)
+    assert export_world.settings.export_duckdb_memory_limit == "400MB"
+    job_id, failure = run_config(export_world, configs["Paid A1"])
+    assert failure is None and len(limits) == 1
+    # DuckDB shows the limit in its own units: 400MB is 381.4 MiB.
+    assert limits[0] == "381.4 MiB"
+    assert stored(export_world.settings, export_world, job_id).stat().st_size > 0

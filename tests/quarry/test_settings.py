@@ -72,6 +72,7 @@ def test_defaults_of_the_other_knobs(clean_env: Path) -> None:
     assert settings.public_url == "http://127.0.0.1:8000"
     assert settings.allow_private_hosts is False
     assert settings.duckdb_memory_limit == "2GB"
+    assert settings.export_duckdb_memory_limit == "400MB"
     assert settings.duckdb_threads >= 1
     assert settings.snapshot_retention_hours == 24
     assert settings.resolved_catalog_url == f"sqlite:///{settings.home}/warehouse/catalog.sqlite"
