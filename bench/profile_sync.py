@@ -28,7 +28,7 @@ KINDS: dict[str, tuple[tuple[str, str], ...]] = {
     "row counts for metadata": (("pipelines/sync/table_stats.py", "store_row_count"),),
     "sales model": (("warehouse/modelled/sales.py", "write_store_sales"),),
     "lake writes (deletes by key, inserts, commits)": (("warehouse/writer.py", "apply"),),
-    "waiting for the platform's next page": (("quarry/read_ahead.py", "__next__"),),
+    "waiting for the platform's next page": (("quarry/read_ahead.py", "consume"),),
     "platform count (matches_platform)": (("platforms/demo/connector.py", "count"),),
     "Dagster event writes": (
         ("dagster/_core/instance/__init__.py", "handle_new_event"),
