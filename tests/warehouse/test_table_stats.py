@@ -37,21 +37,27 @@ def test_inlined_rows_and_deletes_from_files_count_as_readers_see_them(lake: Lak
     assert store_row_count(lake, "order_lines", "st_a") == 3998
 
 
+def _add_bad_lines(lake: Lake, orders: list[int]) -> None:
+    """Store st_a's first line of each of `orders` again, the first of them without its
+    order id: written behind the writer's back, as a broken tool would."""
+    lines = line_rows("st_a", orders, per_order=1)
+    parents = [None, *(f"st_a-o{n}" for n in orders[1:])]
+    bad = lines.set_column(
+        lines.schema.get_field_index("order_id"), "order_id", pa.array(parents, pa.string())
+    )
+    cursor = lake.cursor()
+    cursor.register("bad_lines", bad)
+    cursor.execute("INSERT INTO lake.order_lines SELECT * FROM bad_lines")
+    cursor.close()
+
+
 def test_key_health_counts_duplicate_and_null_keys_of_one_store(lake: Lake) -> None:
     StoreWriter(lake, "st_a").apply(orders_page("st_a", range(3)), full=True, first=True)
     StoreWriter(lake, "st_b").apply(orders_page("st_b", range(2)), full=True, first=True)
     clean = key_health(lake, "order_lines", "st_a")
     assert (clean.rows, clean.duplicate_keys, clean.null_keys) == (6, 0, 0)
 
-    lines = line_rows("st_a", [0, 1], per_order=1)  # ids st_a-l0-0 and st_a-l1-0 again
-    orphan = lines.set_column(
-        lines.schema.get_field_index("order_id"), "order_id", pa.array([None, "st_a-o1"])
-    )
-    # Written behind the writer's back, as a broken tool would.
-    cursor = lake.cursor()
-    cursor.register("orphan", orphan)
-    cursor.execute("INSERT INTO lake.order_lines SELECT * FROM orphan")
-    cursor.close()
+    _add_bad_lines(lake, [0, 1])  # ids st_a-l0-0 and st_a-l1-0 again, one without order
 
     health = key_health(lake, "order_lines", "st_a")
     assert (health.rows, health.duplicate_keys, health.null_keys) == (8, 2, 1)
@@ -73,14 +79,7 @@ def test_key_health_since_a_version_finds_duplicates_among_keys_inserted_after_i
     clean = key_health(lake, "order_lines", "st_a", since=checked)
     assert (clean.rows, clean.duplicate_keys, clean.null_keys) == (8, 0, 0)
 
-    lines = line_rows("st_a", [0, 3], per_order=1)  # ids st_a-l0-0 and st_a-l3-0 again
-    orphan = lines.set_column(
-        lines.schema.get_field_index("order_id"), "order_id", pa.array([None, "st_a-o3"])
-    )
-    cursor = lake.cursor()
-    cursor.register("orphan", orphan)
-    cursor.execute("INSERT INTO lake.order_lines SELECT * FROM orphan")
-    cursor.close()
+    _add_bad_lines(lake, [0, 3])  # ids st_a-l0-0 and st_a-l3-0 again, one without order
 
     since = key_health(lake, "order_lines", "st_a", since=checked)
     whole = key_health(lake, "order_lines", "st_a")
