@@ -70,3 +70,21 @@ def test_harness_runs_end_to_end(tmp_path: Path) -> None:
     for title in ("## Sync", "## Query", "## Records", "## Exports"):
         assert title in markdown
     assert "# Quarry benchmark" in completed.stdout
+
+    # The profiler runs on the home the harness left: one store's change, by kind of work.
+    prof = tmp_path / "change.prof"
+    profiled = subprocess.run(
+        [sys.executable, "-m", "bench.profile_sync", "--home", str(tmp_path / "home"),
+         "--change", "100", "--out", str(prof)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert profiled.returncode == 0, profiled.stderr[-3000:]
+    lines = profiled.stdout.splitlines()
+    assert "change of 100 orders" in lines[0] and "'orders': 100" in lines[0]
+    seconds = {
+        line.rsplit(" ", 2)[0].strip(): float(line.split()[-2])
+        for line in lines[1:]
+        if line.endswith(" s")
+    }
+    assert seconds["asset checks (key_health)"] > 0 and seconds["sales model"] > 0
+    assert seconds["Dagster event writes"] > 0 and prof.stat().st_size > 0
