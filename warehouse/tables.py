@@ -94,16 +94,13 @@ def store_predicate(store_id: str, alias: str | None = None) -> str:
     return f"{column} = {store_literal(store_id)}"
 
 
-def inserted_after(version: int, alias: str | None = None) -> str:
+def inserted_after(version: int) -> str:
     """SQL selecting the live rows inserted by a commit after lake snapshot `version`.
 
     `snapshot_id` is DuckLake's virtual column for the snapshot that inserted a row; a
     filter on it skips every data file (and inlined row) written at or before `version`, so
     reading what a run wrote costs what it wrote, not what the table holds."""
-    if not isinstance(version, int) or isinstance(version, bool) or version < 0:
-        raise ValueError(f"a snapshot version is a non-negative integer, got {version!r}")
-    column = f"{alias}.snapshot_id" if alias else "snapshot_id"
-    return f"{column} > {version}"
+    return f"snapshot_id > {int(version)}"
 
 
 def missing_ddl(con: duckdb.DuckDBPyConnection) -> list[str]:

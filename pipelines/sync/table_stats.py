@@ -69,16 +69,14 @@ def key_health(
             ).fetchone() or (0, 0, 0)
             return KeyHealth(rows=rows, duplicate_keys=rows - distinct, null_keys=null_rows)
         new = f"{where} {'AND' if where else 'WHERE'} {inserted_after(since)}"
-        null_rows, duplicates = cursor.execute(
+        rows, null_rows, duplicates = cursor.execute(
             f"WITH fresh AS (SELECT * FROM {qualified(table)}{new}) "
-            f"SELECT (SELECT count(*) FROM fresh WHERE {nulls}), "
+            f"SELECT (SELECT count(*) FROM {qualified(table)}{where}), "
+            f"(SELECT count(*) FROM fresh WHERE {nulls}), "
             f"(SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n "
             f"FROM (SELECT {keys} FROM {qualified(table)}{where}) "
             f"JOIN (SELECT DISTINCT {keys} FROM fresh) USING ({keys}) GROUP BY {keys}))"
-        ).fetchone() or (0, 0)
-        rows = (
-            cursor.execute(f"SELECT count(*) FROM {qualified(table)}{where}").fetchone() or (0,)
-        )[0]
+        ).fetchone() or (0, 0, 0)
     finally:
         cursor.close()
     return KeyHealth(rows=rows, duplicate_keys=int(duplicates), null_keys=null_rows)

@@ -308,6 +308,8 @@ def write_store_sales(
 
 _WANTED = "wanted_orders"
 _OLDER = "older_orders"
+# The column naming each order table's order.
+_ORDER_KEY = {name: "id" if name == "orders" else "order_id" for name in ORDER_TABLES}
 
 
 def _order_views(
@@ -333,8 +335,7 @@ def _order_views(
         cursor.register(_WANTED, wanted)
         only, kind = f" AND {{key}} IN (SELECT id FROM {_WANTED})", "TABLE"
     fresh = f" AND {inserted_after(since)}" if order_ids is not None and since is not None else ""
-    for name in ORDER_TABLES:
-        key = "id" if name == "orders" else "order_id"
+    for name, key in _ORDER_KEY.items():
         cursor.execute(
             f"CREATE OR REPLACE TEMP {kind} {name} AS SELECT * FROM {qualified(name)} "
             f"WHERE {store_predicate(store_id)}" + only.format(key=key) + fresh
@@ -353,8 +354,7 @@ def _add_older_orders(cursor: duckdb.DuckDBPyConnection, store_id: str) -> None:
     if not older:
         return
     cursor.register(_OLDER, pa.table({"id": pa.array([row[0] for row in older], pa.string())}))
-    for name in ORDER_TABLES:
-        key = "id" if name == "orders" else "order_id"
+    for name, key in _ORDER_KEY.items():
         cursor.execute(f"DELETE FROM {name} WHERE {key} IN (SELECT id FROM {_OLDER})")
         cursor.execute(
             f"INSERT INTO {name} SELECT * FROM {qualified(name)} "
