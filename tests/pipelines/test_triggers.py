@@ -6,10 +6,8 @@ tests/api/test_shopify_webhooks.py; with a real Dagster: tests/exports/test_webh
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 
-import pytest
 from dagster import DagsterInstance, job, op
 
 from pipelines.sync.triggers import CLAIM_TIMEOUT, PENDING_SYNC_TAG, submit_due_syncs
@@ -44,19 +42,6 @@ class Dagster:
         return f"run-{len(self.runs)}"
 
 
-@pytest.fixture
-def registry(quarry_env: Settings) -> Iterator[Registry]:
-    opened = Registry(quarry_env)
-    yield opened
-    opened.dispose()
-
-
-@pytest.fixture
-def instance() -> Iterator[DagsterInstance]:
-    with DagsterInstance.ephemeral() as ephemeral:
-        yield ephemeral
-
-
 def pending(registry: Registry) -> PendingSync:
     with registry.session() as session:
         [row] = session.query(PendingSync).all()
@@ -64,23 +49,23 @@ def pending(registry: Registry) -> PendingSync:
 
 
 def test_a_refused_submission_is_tried_again(
-    quarry_env: Settings, registry: Registry, instance: DagsterInstance
+    settings: Settings, registry: Registry, instance: DagsterInstance
 ) -> None:
     store_id = add_store(registry, add_account(registry))
     with registry.session() as session:
         request_sync(session, store_id, "webhook", utcnow())
     dagster = Dagster()
     dagster.down = True
-    assert submit_due_syncs(quarry_env, registry, instance, submit=dagster) == []
+    assert submit_due_syncs(settings, registry, instance, submit=dagster) == []
     assert pending(registry).claimed_at is None  # given back, not left claimed
     dagster.down = False
-    assert submit_due_syncs(quarry_env, registry, instance, submit=dagster) == ["run-1"]
-    assert submit_due_syncs(quarry_env, registry, instance, submit=dagster) == []
+    assert submit_due_syncs(settings, registry, instance, submit=dagster) == ["run-1"]
+    assert submit_due_syncs(settings, registry, instance, submit=dagster) == []
     assert pending(registry).run_id == "run-1"
 
 
 def test_a_stale_claim_is_matched_to_its_run_or_submitted_again(
-    quarry_env: Settings, registry: Registry, instance: DagsterInstance
+    settings: Settings, registry: Registry, instance: DagsterInstance
 ) -> None:
     made_a_run, made_none = (add_store(registry, add_account(registry, n), n) for n in "AB")
     then = utcnow() - CLAIM_TIMEOUT - timedelta(seconds=1)
@@ -93,7 +78,7 @@ def test_a_stale_claim_is_matched_to_its_run_or_submitted_again(
     # The first claimer died after Dagster took its run, before recording it.
     run = instance.create_run_for_job(stand_in, tags={PENDING_SYNC_TAG: str(claimed[0].id)})
     dagster = Dagster()
-    assert submit_due_syncs(quarry_env, registry, instance, submit=dagster) == ["run-1"]
+    assert submit_due_syncs(settings, registry, instance, submit=dagster) == ["run-1"]
     assert [tags["dagster/partition"] for tags in dagster.runs] == [made_none]
     with registry.session() as session:
         runs = {p.store_id: p.run_id for p in session.query(PendingSync)}
