@@ -88,3 +88,20 @@ def test_harness_runs_end_to_end(tmp_path: Path) -> None:
     }
     assert seconds["asset checks (key_health)"] > 0 and seconds["sales model"] > 0
     assert seconds["Dagster event writes"] > 0 and prof.stat().st_size > 0
+
+    # The query profiler on the same home: the floor's one statement and the engine's, each
+    # with its time and DuckDB's operators, and the whole profiles as JSON.
+    report = tmp_path / "query.json"
+    queried = subprocess.run(
+        [sys.executable, "-m", "bench.profile_query", "--home", str(tmp_path / "home"),
+         "--query", "store_breakdown", "--repeats", "1", "--out", str(report)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert queried.returncode == 0, queried.stderr[-3000:]
+    assert queried.stdout.startswith("Breakdown by store with totals (10,000 orders)")
+    assert "TABLE_SCAN sales" in queried.stdout and "outside DuckDB" in queried.stdout
+    profiles = json.loads(report.read_text())
+    [floor] = profiles["floor"]["statements"]
+    assert floor["seconds"] > 0 and floor["profile"]["children"]
+    engine = profiles["engine"]["statements"]
+    assert any("GROUPING SETS" in s["sql"] and s["profile"]["children"] for s in engine)
