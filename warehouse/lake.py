@@ -243,20 +243,43 @@ def _literal(value: str) -> str:
 WRITE_LOCK = "quarry.warehouse"
 
 
+class _HeldWriteLocks(threading.local):
+    """The catalogs whose write lock the current thread holds."""
+
+    def __init__(self) -> None:
+        self.catalogs: set[str] = set()
+
+
+_held_write_locks = _HeldWriteLocks()
+
+
 @contextmanager
 def write_lock(settings: Settings) -> Iterator[None]:
     """Exclusive right to write the lake, across processes and hosts, for the block.
 
     SQLite catalog: an flock on a file beside it (every writer shares that machine's disk).
     PostgreSQL catalog: a session advisory lock in that database, held by a connection of
-    its own for the block."""
+    its own for the block.
+
+    Re-entrant in the thread that holds it: a block under the lock may open the process's
+    first lake connection, which takes the lock to create the catalog or a missing table
+    (maintenance on a new home does); a second flock or advisory lock would wait for the
+    first one, held by the same thread, until the timeout."""
     where = location(settings)
-    if where.sqlite_file is not None:
-        with _file_lock(where.sqlite_file.with_name(where.sqlite_file.name + ".write-lock")):
-            yield
-        return
-    with advisory_lock(where.catalog, WRITE_LOCK, LOCK_TIMEOUT_SECONDS):
+    held = _held_write_locks.catalogs
+    if where.catalog in held:
         yield
+        return
+    if where.sqlite_file is not None:
+        lock = _file_lock(where.sqlite_file.with_name(where.sqlite_file.name + ".write-lock"))
+    else:
+        lock = advisory_lock(where.catalog, WRITE_LOCK, LOCK_TIMEOUT_SECONDS)
+    with lock:
+        held.add(where.catalog)
+        try:
+            yield
+        finally:
+            held.discard(where.catalog)
 
 
 @contextmanager

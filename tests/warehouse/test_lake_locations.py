@@ -17,6 +17,7 @@ from quarry.settings import Settings, load_settings
 from registry.db import Registry
 from tests.destinations.servers import S3Server
 from tests.warehouse.conftest import add_stores, orders_page, publish
+from warehouse import lake as lake_module
 from warehouse.lake import Lake
 from warehouse.maintenance import maintain
 from warehouse.reader import WarehouseReader
@@ -106,5 +107,28 @@ def test_the_lake_works_wherever_it_lives(placed: Settings, request: pytest.Fixt
             assert not (Path(placed.home) / "warehouse" / "catalog.sqlite").exists()
     finally:
         reader.close()
+        lake.close()
+        registry.dispose()
+
+
+@pytest.mark.parametrize("placed", PLACES[:2], indirect=True)
+def test_maintenance_can_be_the_first_to_open_a_new_lake(
+    placed: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The hourly maintenance run of a home nobody has synced yet takes the write lock, then
+    # opens its process's lake connection, which takes the lock to create the catalog: the
+    # thread must not wait for itself (it used to, until the lock's timeout).
+    monkeypatch.setattr(lake_module, "LOCK_TIMEOUT_SECONDS", 5.0)
+    registry = Registry(placed)
+    lake = Lake(placed)
+    try:
+        result = maintain(lake, registry)
+        assert (result.files_merged, result.snapshots_expired, result.files_deleted) == (0, 0, 0)
+        cursor = lake.cursor()
+        try:
+            assert cursor.execute("SELECT count(*) FROM lake.orders").fetchone() == (0,)
+        finally:
+            cursor.close()
+    finally:
         lake.close()
         registry.dispose()

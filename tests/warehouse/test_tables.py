@@ -11,6 +11,7 @@ import pytest
 from quarry.settings import Settings
 from tests.concurrency import errors_in_threads
 from tests.warehouse.conftest import current_rows, orders_page
+from warehouse import lake as lake_module
 from warehouse.lake import Lake, connect, write_lock
 from warehouse.schemas import TABLES
 from warehouse.tables import clustering_key, duckdb_type, qualified, store_predicate
@@ -110,6 +111,27 @@ def test_a_reader_attaches_while_a_writer_holds_the_lock(quarry_env: Settings) -
         # Readers never wait for a writer's transaction (it may last seconds).
         assert attached.wait(30)
     reader.join()
+
+
+def test_the_write_lock_is_reentrant_in_its_own_thread_only(
+    quarry_env: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lake_module, "LOCK_TIMEOUT_SECONDS", 5.0)  # a wait fails, not hangs
+    Lake(quarry_env).connection.close()
+    entered = threading.Event()
+
+    def write() -> None:
+        with write_lock(quarry_env):
+            entered.set()
+
+    with write_lock(quarry_env):
+        with write_lock(quarry_env):  # the thread that holds it goes on
+            pass
+        other = threading.Thread(target=write)
+        other.start()
+        assert not entered.wait(1.0)  # another thread waits for it
+    assert entered.wait(30)
+    other.join()
 
 
 def test_a_home_moved_elsewhere_reads_its_own_data(quarry_env: Settings, tmp_path: Path) -> None:
