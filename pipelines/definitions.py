@@ -10,6 +10,7 @@ from dagster import BetaWarning, Definitions, in_process_executor
 from pipelines.exports.definitions import defs as export_defs
 from pipelines.maintenance.definitions import defs as maintenance_defs
 from pipelines.resources import QuarryResource, ResyncStatus
+from pipelines.run_logger import quarry_console_logger
 from pipelines.sync.definitions import defs as sync_defs
 
 # Dagster 1.13 copies every sensor that targets a job when it attaches resources, and the
@@ -28,6 +29,8 @@ defs = Definitions.merge(
     maintenance_defs,
     Definitions(
         resources={"quarry": QuarryResource(), "resync_status": ResyncStatus()},
+        # Every job's console logger (Dagster's own prints each event at DEBUG).
+        loggers={"console": quarry_console_logger},
         # One process per run: steps share it (2 cores).
         executor=in_process_executor,
     ),

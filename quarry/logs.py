@@ -100,10 +100,16 @@ class _QuarryHandler(logging.StreamHandler):
         pass
 
 
-def configure(settings: Settings, *, default_level: str, text_format: str = TEXT_FORMAT) -> None:
-    """The root logger writes to stderr in the configured format and level."""
+def stderr_handler(settings: Settings, text_format: str = TEXT_FORMAT) -> logging.Handler:
+    """A handler writing to the process's stderr in the configured format."""
     handler = _QuarryHandler()
     handler.setFormatter(formatter(settings, text_format))
+    return handler
+
+
+def configure(settings: Settings, *, default_level: str, text_format: str = TEXT_FORMAT) -> None:
+    """The root logger writes to stderr in the configured format and level."""
+    handler = stderr_handler(settings, text_format)
     root = logging.getLogger()
     for old in [h for h in root.handlers if isinstance(h, _QuarryHandler)]:
         root.removeHandler(old)

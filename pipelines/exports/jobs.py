@@ -10,6 +10,7 @@ from dagster import Failure, OpExecutionContext, in_process_executor, job, op
 from exports.jobs.execute import ExportFailed, execute_job
 from pipelines.exports.runs import JOB_TAG
 from pipelines.resources import QuarryResource
+from pipelines.run_logger import LOGGERS_CONFIG
 
 
 @op(description="Produce the export job's file from one warehouse snapshot and deliver it.")
@@ -37,6 +38,7 @@ def run_export(context: OpExecutionContext, quarry: QuarryResource) -> None:
 @job(
     name="export",
     executor_def=in_process_executor,
+    config=LOGGERS_CONFIG,
     description="One export job: read a snapshot, write the file, deliver it. Tagged with "
     "the job id (quarry/export_job) and the configuration's name (quarry/export_config).",
 )

@@ -3,6 +3,7 @@
 from dagster import MetadataValue, OpExecutionContext, Output, in_process_executor, job, op
 
 from pipelines.resources import QuarryResource
+from pipelines.run_logger import LOGGERS_CONFIG
 from warehouse.maintenance import maintain
 
 
@@ -28,6 +29,7 @@ def maintain_warehouse(context: OpExecutionContext, quarry: QuarryResource) -> O
 
 @job(
     executor_def=in_process_executor,
+    config=LOGGERS_CONFIG,
     description="Warehouse maintenance (DuckLake): compaction, snapshot expiry, file clean-up. "
     "Never expires a snapshot a store publishes, a request may read or an export pins.",
 )

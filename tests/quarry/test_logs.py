@@ -112,6 +112,44 @@ def test_the_code_location_writes_json_lines(quarry_env: Settings) -> None:
     assert "hunter2" not in done.stderr
 
 
+# A run of one of Quarry's jobs, as a run worker executes it: the events Dagster stores, and
+# what its console logger printed.
+RUN = """
+from dagster import DagsterEventType, instance_for_test
+from pipelines.definitions import defs
+
+with instance_for_test() as instance:
+    result = defs.get_job_def("warehouse_maintenance").execute_in_process(instance=instance)
+    stored = instance.get_records_for_run(result.run_id).records
+    print(sum(r.event_log_entry.dagster_event_type == DagsterEventType.STEP_SUCCESS
+              for r in stored))
+"""
+
+
+def _run_job(**env: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", RUN],
+        env=os.environ | env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1"]  # the step's success is in the event log either way
+    return done
+
+
+def test_a_runs_events_follow_the_settings(quarry_env: Settings) -> None:
+    # Dagster's own console logger printed every event at DEBUG, in its own text format.
+    assert "STEP_SUCCESS" not in _run_job().stderr
+    loud = _run_job(QUARRY_LOG_FORMAT="json", QUARRY_LOG_LEVEL="debug")
+    events = [line for line in _json_lines(loud.stderr) if line["logger"] == "dagster"]
+    assert any(
+        line["level"] == "debug" and "maintain_warehouse - STEP_SUCCESS" in line["message"]
+        for line in events
+    ), events
+
+
 def test_dagster_commands_follow_the_settings(
     quarry_env: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
