@@ -153,6 +153,27 @@ def _remove_sample_exports(registry: Registry, account_id: str) -> None:
         session.execute(delete(ExportConfig).where(ExportConfig.account_id == account_id))
 
 
+def open_synced(home: Path) -> Dataset:
+    """The dataset of a bench home that `python -m bench` seeded and synced with this code,
+    with this process's environment made the home's (the profilers run on it). Raises
+    ValueError, saying so, for any other home: open_dataset would empty it."""
+    for name in [n for n in os.environ if n.startswith("QUARRY_") or n == "DAGSTER_HOME"]:
+        del os.environ[name]
+    os.environ.update(bench_environment(home))
+    marker = _read_marker(home)
+    if not marker.get("synced") or marker.get("code_version") != code_version():
+        raise ValueError(
+            f"{home} holds no dataset synced by this code: run python -m bench on it first"
+        )
+    return open_dataset(
+        home,
+        orders=int(marker["orders"]),
+        stores=int(marker["stores"]),
+        seed=int(marker.get("seed", SEED)),
+        reuse=True,
+    )
+
+
 def _dataset(
     home: Path, settings: Settings, account_id: str, orders: int, seed: int, synced: bool
 ) -> Dataset:

@@ -13,7 +13,6 @@ statements' full SQL and profiles are written as JSON to `--out`.
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -23,8 +22,6 @@ from typing import Any, cast
 
 import click
 import duckdb
-
-from bench.dataset import SEED, bench_environment
 
 
 @dataclass
@@ -114,67 +111,31 @@ def _report(title: str, wall: list[float], statements: list[Statement], top: int
 @click.option("--out", type=click.Path(path_type=Path), default=Path("query-profile.json"))
 def main(home: Path, name: str, repeats: int, operators: int, out: Path) -> None:
     """Profile one bench query: the engine's statements against the hand-written floor."""
-    home = home.expanduser().resolve()
-    for variable in [n for n in os.environ if n.startswith("QUARRY_") or n == "DAGSTER_HOME"]:
-        del os.environ[variable]
-    os.environ.update(bench_environment(home))
-    from bench.dataset import (
-        ACCOUNT_CURRENCY,
-        ACCOUNT_TIMEZONE,
-        _read_marker,
-        code_version,
-        open_dataset,
-    )
-    from bench.queries import bench_queries
-    from warehouse.query import StoreInfo, run_query
+    from bench.dataset import open_synced
+    from bench.queries import bench_queries, run_engine
     from warehouse.reader import WarehouseReader
 
-    marker = _read_marker(home)
-    # open_dataset empties a home whose marker does not match: refuse before it can.
-    if not marker.get("synced") or marker.get("code_version") != code_version():
-        raise click.ClickException(
-            f"{home} holds no dataset synced by this code: run python -m bench on it first"
-        )
-    dataset = open_dataset(
-        home,
-        orders=int(marker["orders"]),
-        stores=int(marker["stores"]),
-        seed=int(marker.get("seed", SEED)),
-        reuse=True,
-    )
+    try:
+        dataset = open_synced(home.expanduser().resolve())
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
     queries, _notes = bench_queries(dataset)
     by_name = {q.name: q for q in queries}
     if name not in by_name:
         raise click.BadParameter(f"unknown query {name!r}; choose from {sorted(by_name)}")
     query = by_name[name]
-    stores = {s.id: StoreInfo(s.name, s.currency, s.timezone) for s in dataset.stores}
     reader = WarehouseReader(dataset.settings, dataset.registry)
     try:
         with reader.connect(reader.snapshot(dataset.store_ids)) as cursor:
             floor_wall = _timed(
                 lambda: cursor.execute(query.sql, list(query.params)).fetchall(), repeats
             )
-            engine_wall = _timed(
-                lambda: run_query(
-                    cursor,
-                    query.text,
-                    stores=stores,
-                    account_currency=ACCOUNT_CURRENCY,
-                    account_timezone=ACCOUNT_TIMEZONE,
-                ),
-                repeats,
-            )
+            engine_wall = _timed(lambda: run_engine(cursor, dataset, query.text), repeats)
             floor = ProfilingCursor(cursor)
             floor.execute(query.sql, list(query.params)).fetchall()
             engine = ProfilingCursor(cursor)
             started = time.perf_counter()
-            run_query(
-                cast(duckdb.DuckDBPyConnection, engine),
-                query.text,
-                stores=stores,
-                account_currency=ACCOUNT_CURRENCY,
-                account_timezone=ACCOUNT_TIMEZONE,
-            )
+            run_engine(cast(duckdb.DuckDBPyConnection, engine), dataset, query.text)
             engine_seconds = time.perf_counter() - started
             cursor.execute("PRAGMA disable_profiling")
     finally:

@@ -13,14 +13,11 @@ snakeviz.
 from __future__ import annotations
 
 import cProfile
-import os
 import pstats
 import time
 from pathlib import Path
 
 import click
-
-from bench.dataset import SEED, bench_environment
 
 # Kind of work -> (file path fragment, function name) pairs whose cumulative time it is.
 KINDS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -63,28 +60,17 @@ def summarise(stats: pstats.Stats) -> dict[str, float]:
 @click.option("--out", type=click.Path(path_type=Path), default=Path("sync.prof"))
 def main(home: Path, full: bool, change: int, out: Path) -> None:
     """Profile one sync run of the bench home's largest store."""
-    home = home.expanduser().resolve()
-    for name in [n for n in os.environ if n.startswith("QUARRY_") or n == "DAGSTER_HOME"]:
-        del os.environ[name]
-    os.environ.update(bench_environment(home))
+    from bench.dataset import demo_files_restored, open_synced
+
+    try:
+        dataset = open_synced(home.expanduser().resolve())
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    # Imported once the environment is the home's, as a process of that home would.
     from bench.change import change_orders
-    from bench.dataset import _read_marker, code_version, demo_files_restored, open_dataset
     from pipelines.runner import sync_stores
     from platforms.demo.storage import read_store_table, store_dir
 
-    marker = _read_marker(home)
-    # open_dataset empties a home whose marker does not match: refuse before it can.
-    if not marker.get("synced") or marker.get("code_version") != code_version():
-        raise click.ClickException(
-            f"{home} holds no dataset synced by this code: run python -m bench on it first"
-        )
-    dataset = open_dataset(
-        home,
-        orders=int(marker["orders"]),
-        stores=int(marker["stores"]),
-        seed=int(marker.get("seed", SEED)),
-        reuse=True,
-    )
     largest = max(
         dataset.store_ids,
         key=lambda s: (

@@ -16,10 +16,12 @@ from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import duckdb
+
 from bench.context import BenchContext, timed
 from bench.dataset import ACCOUNT_CURRENCY, ACCOUNT_TIMEZONE, Dataset
 from bench.stats import Figure, Section, within
-from warehouse.query import StoreInfo, run_query
+from warehouse.query import QueryResult, StoreInfo, run_query
 
 ZONE = ZoneInfo(ACCOUNT_TIMEZONE)
 # Sales converted to the account currency (USD) at the day's rate of the store's currency:
@@ -170,7 +172,6 @@ def bench_queries(dataset: Dataset) -> tuple[list[BenchQuery], list[str]]:
 def run_section(ctx: BenchContext, section: Section) -> None:
     queries, notes = bench_queries(ctx.dataset)
     section.notes += notes
-    stores = {s.id: StoreInfo(s.name, s.currency, s.timezone) for s in ctx.dataset.stores}
     with ctx.client() as client:
         probe = client.post("/v1/query", json={"query": queries[0].text})
         http_reason = _unavailable(probe)
@@ -180,7 +181,20 @@ def run_section(ctx: BenchContext, section: Section) -> None:
                 "(run_query on this process's reader) is reported against the floor instead"
             )
         for query in queries:
-            _measure(ctx, section, client, query, stores, http=http_reason is None)
+            _measure(ctx, section, client, query, http=http_reason is None)
+
+
+def run_engine(cursor: duckdb.DuckDBPyConnection, dataset: Dataset, text: str) -> QueryResult:
+    """A query through the engine in this process, as the API runs it for the bench's
+    account (every store readable)."""
+    stores = {s.id: StoreInfo(s.name, s.currency, s.timezone) for s in dataset.stores}
+    return run_query(
+        cursor,
+        text,
+        stores=stores,
+        account_currency=ACCOUNT_CURRENCY,
+        account_timezone=ACCOUNT_TIMEZONE,
+    )
 
 
 def _unavailable(response: Any) -> str | None:
@@ -194,7 +208,6 @@ def _measure(
     section: Section,
     client: Any,
     query: BenchQuery,
-    stores: dict[str, StoreInfo],
     *,
     http: bool,
 ) -> None:
@@ -203,14 +216,7 @@ def _measure(
             lambda: cursor.execute(query.sql, list(query.params)).fetchall(), ctx.repeats
         )
         engine, engine_result = timed(
-            lambda: run_query(
-                cursor,
-                query.text,
-                stores=stores,
-                account_currency=ACCOUNT_CURRENCY,
-                account_timezone=ACCOUNT_TIMEZONE,
-            ),
-            ctx.repeats,
+            lambda: run_engine(cursor, ctx.dataset, query.text), ctx.repeats
         )
     detail: dict[str, Any] = {
         "query": query.text,
