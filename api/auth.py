@@ -46,6 +46,14 @@ def principal_of_key(request: Request, secret: str) -> Principal:
         principal = load_principal(connection, secret)
     if principal is None:
         raise Unauthorized("the API key is malformed, unknown or revoked")
+    charge(request, principal)
+    return principal
+
+
+def charge(request: Request, principal: Principal) -> None:
+    """One request against the key's rate limit; RateLimited when it is spent. A request
+    that does the work of several (a GraphQL document asking several queries) is charged
+    once for each."""
     limiter = request.app.state.limiter
     if limiter is not None:
         decision = limiter.hit(principal.key_id)
@@ -60,7 +68,6 @@ def principal_of_key(request: Request, secret: str) -> Principal:
                     retry_after=decision.retry_after,
                     limit=decision.limit,
                 )
-    return principal
 
 
 # The checks below touch no I/O: async, so they cost no trip to the thread pool.

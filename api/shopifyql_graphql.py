@@ -23,9 +23,9 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from graphql import GraphQLResolveInfo, GraphQLScalarType, build_schema, graphql_sync
+from graphql import GraphQLError, GraphQLResolveInfo, GraphQLScalarType, build_schema, graphql_sync
 
-from quarry.errors import InvalidQuery
+from quarry.errors import InvalidQuery, RateLimited
 from warehouse.query import QueryResult
 
 # ColumnDataType as of 2026-10 (shopify.dev/docs/api/admin-graphql/2026-10/enums/ColumnDataType).
@@ -320,6 +320,10 @@ def execute(
             result = answer(query)
         except InvalidQuery as error:
             return {"parseErrors": parse_errors(error), "tableData": None}
+        except RateLimited as limited:
+            raise GraphQLError(
+                f"Throttled: {limited.detail}", extensions={"code": "THROTTLED"}
+            ) from None
         return {"parseErrors": [], "tableData": table_data(result, resource_ids)}
 
     def current_app_installation(info: GraphQLResolveInfo) -> dict[str, Any]:

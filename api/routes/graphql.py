@@ -6,7 +6,9 @@ Outside /v1 and shaped like Shopify's Admin API rather than the contract: the ke
 are answered as Shopify answers them: a missing or bad key is a 401 with
 `{"errors": "[API] Invalid API key or access token ..."}`, a key without `read_data` or on
 a plan without the API gets a GraphQL `ACCESS_DENIED` error, a spent rate limit a 429 with
-`Retry-After`. The same store scope, plan gating, rate limit, engine and figures as
+`Retry-After`. Each `shopifyqlQuery` of a document after the first is charged one more
+request; one the limit no longer covers is a `THROTTLED` error in the response, as Shopify
+reports a throttled query. The same store scope, plan gating, rate limit, engine and figures as
 POST /v1/query (api.routes.query.query_result).
 """
 
@@ -20,7 +22,7 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, Response
 
-from api.auth import principal_of_key
+from api.auth import charge, principal_of_key
 from api.deps import CacheDep, LimitsDep, ReaderDep
 from api.routes.query import query_result
 from api.shopifyql_graphql import execute
@@ -157,7 +159,15 @@ async def admin_graphql(
         if store.id in store_ids:
             stores_named.setdefault(store.name, []).append(store.id)
 
+    asked = 0
+
     def answer(query: str) -> QueryResult:
+        # The request's charge paid for one query: aliases would otherwise run any number
+        # of them for one request of the key's rate limit.
+        nonlocal asked
+        asked += 1
+        if asked > 1:
+            charge(request, principal)
         return query_result(query, None, principal, store_ids, reader, limits, cache)
 
     def run() -> dict[str, Any]:

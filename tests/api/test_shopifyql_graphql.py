@@ -52,6 +52,28 @@ def test_the_rate_limit_applies_with_retry_after(make_client: Any, world: World)
     assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
 
 
+def test_each_query_of_a_document_is_charged(make_client: Any, world: World) -> None:
+    # Three aliases, a key with two requests a minute: the request pays for the first
+    # query, the second is charged the other, and the third finds the limit spent.
+    limited: Client = make_client(rate_limit="2/60")
+    fields = " ".join(
+        f'q{i}: shopifyqlQuery(query: "FROM sales SHOW total_sales SINCE -{i + 1}d") '
+        "{ parseErrors }"
+        for i in range(3)
+    )
+    response = _post(limited, world.keys["a_all"], {"query": "{ " + fields + " }"})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["data"]["q0"] == {"parseErrors": []} == body["data"]["q1"]
+    assert body["data"]["q2"] is None
+    (error,) = body["errors"]
+    assert error["path"] == ["q2"] and error["extensions"]["code"] == "THROTTLED"
+    assert "rate limit of 2 requests" in error["message"]
+    assert response.headers["x-ratelimit-remaining"] == "0"
+    # The key's limit is spent for the next request too.
+    assert _post(limited, world.keys["a_all"], {"query": "{ __typename }"}).status_code == 429
+
+
 TABLE = """query ($q: String!) {
   shopifyqlQuery(query: $q) {
     parseErrors
