@@ -60,10 +60,20 @@ async def no_parameters(request: Request) -> None:
         raise InvalidRequest(f"{name}: {message}", errors=[{"field": name, "message": message}])
 
 
+async def no_body(request: Request) -> None:
+    """For endpoints that take no request body: a body with content is a 400, since a
+    client that sends one expects it to mean something. Nothing, `{}` and `null` are what
+    HTTP clients send for "no body", and pass."""
+    if (await request.body()).strip() not in (b"", b"{}", b"null"):
+        message = "this endpoint takes no request body"
+        raise InvalidRequest(f"body: {message}", errors=[{"field": "body", "message": message}])
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 RegistryDep = Annotated[Registry, Depends(get_registry)]
 ReaderDep = Annotated[WarehouseReader, Depends(get_reader)]
 NoParameters = Annotated[None, Depends(no_parameters)]
+NoBody = Annotated[None, Depends(no_body)]
 LimitsDep = Annotated[Limits, Depends(query_limits)]
 CacheDep = Annotated[QueryCache, Depends(get_query_cache)]
 RunsDep = Annotated[RunLookup, Depends(get_runs)]

@@ -13,7 +13,7 @@ from typing import Annotated
 from fastapi import APIRouter, BackgroundTasks, Header
 from starlette.responses import Response
 
-from api.deps import ExportPrincipal, NoParameters, RegistryDep, RunsDep, SettingsDep
+from api.deps import ExportPrincipal, NoBody, NoParameters, RegistryDep, RunsDep, SettingsDep
 from api.json import json_response
 from api.openapi import AUTHENTICATED, problem_responses
 from api.schemas import ExportDetail, ExportList, RunAccepted
@@ -68,6 +68,7 @@ def run_export(
     registry: RegistryDep,
     background: BackgroundTasks,
     _: NoParameters,
+    __: NoBody,
     idempotency_key: Annotated[
         str | None,
         Header(alias="Idempotency-Key", json_schema_extra=IDEMPOTENCY_KEY_SCHEMA),

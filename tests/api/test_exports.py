@@ -113,6 +113,24 @@ def test_a_schedule_only_type_is_422_naming_it(
     assert "live sheet sync" in body["detail"] and "google_sheets" in body["detail"]
 
 
+def test_a_run_with_a_body_is_refused_and_queues_nothing(
+    client: Client, world: World, configs: dict[str, str]
+) -> None:
+    path = f"/v1/exports/{configs['API all stores']}/run"
+    key = world.keys["a_all"]
+    history = f"/v1/export-jobs?export_id={configs['API all stores']}"
+    before = client.get(history, key=key).json()["data"]
+    # A client sending stores or options expects them to count: they would not.
+    refused = client.request("POST", path, key=key, json={"store_ids": ["st_x"]})
+    body = assert_problem(refused, 400, "Invalid request")
+    assert body["errors"] == [{"field": "body", "message": "this endpoint takes no request body"}]
+    assert client.get(history, key=key).json()["data"] == before
+    # What HTTP clients send for "no body" runs it.
+    for content in (b"{}", b"null", b" "):
+        response = client.request("POST", path, key=key, content=content)
+        assert response.status_code == 202, (content, response.text)
+
+
 def test_run_poll_download(client: Client, world: World, configs: dict[str, str]) -> None:
     key = world.keys["a_all"]
     response = client.request("POST", f"/v1/exports/{configs['API store one']}/run", key=key)

@@ -75,7 +75,8 @@ def test_a_body_over_the_cap_is_413_on_every_path(
         content=_chunks(payload) if chunked else payload,
         headers={"Content-Type": "application/json"},
     )
-    if chunked and path != "/v1/query":
+    # The query reads its body, and a run reads its own to refuse one with content.
+    if chunked and path not in ("/v1/query", "/v1/exports/cfg_unknown/run"):
         # A route that never reads a body answers without reading it: nothing crossed the
         # cap in memory, and the answer is the route's own.
         assert response.status_code in (404, 405), response.text
