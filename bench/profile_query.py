@@ -13,15 +13,17 @@ statements' full SQL and profiles are written as JSON to `--out`.
 from __future__ import annotations
 
 import json
-import statistics
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 import click
 import duckdb
+
+from bench.context import timed
+from bench.stats import Timings
 
 
 @dataclass
@@ -30,7 +32,7 @@ class Statement:
 
     sql: str
     seconds: float  # execute() alone: DuckDB runs the statement to its end in it
-    profile: dict[str, Any] = field(default_factory=dict)
+    profile: dict[str, Any]
 
     def operators(self, count: int) -> list[tuple[str, float, int]]:
         """The `count` costliest operators: (type and what it reads, seconds, rows out)."""
@@ -79,19 +81,9 @@ def _operator_label(node: dict[str, Any]) -> str:
     return f"{node.get('operator_type', '?')} {what[:60]}".strip()
 
 
-def _timed(operation: Callable[[], Any], repeats: int) -> list[float]:
-    operation()
-    seconds = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        operation()
-        seconds.append(time.perf_counter() - started)
-    return seconds
-
-
-def _report(title: str, wall: list[float], statements: list[Statement], top: int) -> None:
+def _report(title: str, wall: Timings, statements: list[Statement], top: int) -> None:
     click.echo(
-        f"{title}: p50 {statistics.median(wall) * 1000:,.0f} ms over {len(wall)} runs; "
+        f"{title}: p50 {wall.p50:,.0f} ms over {len(wall.samples)} runs; "
         f"profiled run: {len(statements)} statement(s), "
         f"{sum(s.seconds for s in statements) * 1000:,.0f} ms in DuckDB"
     )
@@ -127,10 +119,10 @@ def main(home: Path, name: str, repeats: int, operators: int, out: Path) -> None
     reader = WarehouseReader(dataset.settings, dataset.registry)
     try:
         with reader.connect(reader.snapshot(dataset.store_ids)) as cursor:
-            floor_wall = _timed(
+            floor_wall, _ = timed(
                 lambda: cursor.execute(query.sql, list(query.params)).fetchall(), repeats
             )
-            engine_wall = _timed(lambda: run_engine(cursor, dataset, query.text), repeats)
+            engine_wall, _ = timed(lambda: run_engine(cursor, dataset, query.text), repeats)
             floor = ProfilingCursor(cursor)
             floor.execute(query.sql, list(query.params)).fetchall()
             engine = ProfilingCursor(cursor)
@@ -154,11 +146,11 @@ def main(home: Path, name: str, repeats: int, operators: int, out: Path) -> None
                 "query": query.text,
                 "orders": dataset.orders,
                 "floor": {
-                    "wall_seconds": floor_wall,
+                    "wall": floor_wall.to_json(),
                     "statements": [s.__dict__ for s in floor.statements],
                 },
                 "engine": {
-                    "wall_seconds": engine_wall,
+                    "wall": engine_wall.to_json(),
                     "profiled_seconds": engine_seconds,
                     "statements": [s.__dict__ for s in engine.statements],
                 },
