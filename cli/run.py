@@ -175,6 +175,30 @@ def worker(app: AppContext, host: str, port: int) -> None:
     sys.exit(_supervise(settings, {"code-server": command}))
 
 
+@click.command(name="fleet-worker")
+@click.option(
+    "--concurrency", default=0, type=int, help="Steps at once (0: one per CPU of this host)."
+)
+@click.option("--name", "node", default=None, help="Celery node name (default: the role id).")
+@pass_app
+def fleet_worker(app: AppContext, concurrency: int, node: str | None) -> None:
+    """Run a Celery worker that executes fleet runs' steps (QUARRY_FLEET_EXECUTOR=celery),
+    taken from Redis (QUARRY_REDIS_URL), until stopped. Start one on every worker host."""
+    from pipelines.fleet.celery_app import fleet_app
+
+    settings = app.settings
+    settings.ensure_home()
+    celery = fleet_app(settings)
+    level = logging.getLevelName(level_of(settings, "WARNING"))
+    arguments = ["worker", "--queues", "dagster", "--loglevel", level,
+                 "--hostname", f"{node or settings.role_id}@%h", "--without-gossip",
+                 "--without-mingle", "--without-heartbeat"]  # fmt: skip
+    if concurrency:
+        arguments += ["--concurrency", str(concurrency)]
+    click.echo(f"fleet worker {settings.role_id}: executing fleet steps from Redis")
+    celery.worker_main(arguments)
+
+
 @click.command()
 @pass_app
 def housekeeper(app: AppContext) -> None:
@@ -391,5 +415,5 @@ def _demo_key(registry: Registry, account_id: str) -> str:
         return create_key(session, account_id=account_id, scopes=DEMO_SCOPES).secret
 
 
-COMMANDS = [sync, serve, up, orchestrator, worker, housekeeper]
+COMMANDS = [sync, serve, up, orchestrator, worker, fleet_worker, housekeeper]
 DEMO_COMMANDS = [demo_start]

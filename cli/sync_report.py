@@ -17,8 +17,8 @@ import click
 from rich.console import Console
 from rich.status import Status
 
-from pipelines.progress import RunStarted, StepFinished
-from pipelines.runner import RunOutcome, step_asset
+from pipelines.progress import RunOutcome, RunStarted, StepFinished
+from pipelines.runner import step_asset
 
 
 def _where(label: str) -> str:

@@ -8,6 +8,7 @@ import warnings
 from dagster import BetaWarning, Definitions, in_process_executor
 
 from pipelines.exports.definitions import defs as export_defs
+from pipelines.fleet.definitions import defs as fleet_defs
 from pipelines.maintenance.definitions import defs as maintenance_defs
 from pipelines.resources import QuarryResource, ResyncStatus
 from pipelines.run_logger import quarry_console_logger
@@ -25,6 +26,7 @@ warnings.filterwarnings(
 
 defs = Definitions.merge(
     sync_defs,
+    fleet_defs,
     export_defs,
     maintenance_defs,
     Definitions(

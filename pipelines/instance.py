@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from dagster import DagsterInstance
+from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
 from quarry.errors import ConfigurationError
 from quarry.locks import advisory_lock
 from quarry.settings import Settings
+from quarry.workers import stopped_process
 
 POSTGRES_URL_VARIABLE = "QUARRY_DAGSTER_POSTGRES_URL"
 # Runs that may be in progress at once: a sync per store and exports share two cores.
@@ -43,6 +44,26 @@ def store_tags(store_id: str, name: str | None) -> dict[str, str]:
     if name:
         tags[STORE_NAME_TAG] = name[:_MAX_TAG_NAME]
     return tags
+
+
+# "<role id>:<pid>" of the process executing a run (quarry.workers).
+WORKER_TAG = "quarry/worker"
+
+
+def release_abandoned_runs(instance: DagsterInstance, role_id: str) -> list[str]:
+    """Fail the runs a process of role `role_id` started and never finished (it was
+    killed), and free the pool slots they held. Returns their run ids."""
+    runs = instance.get_runs(
+        RunsFilter(statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING])
+    )
+    released = []
+    for run in runs:
+        pid = stopped_process(run.tags.get(WORKER_TAG), role_id)
+        if pid is not None:
+            instance.report_run_failed(run, f"the process {pid} that ran it ended mid-run")
+            instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
+            released.append(run.run_id)
+    return released
 
 
 # With the storage in PostgreSQL the instance spans hosts, and Dagster hands the

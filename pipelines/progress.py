@@ -48,6 +48,26 @@ class StepFinished:
     rows: dict[str, int] = field(default_factory=dict)  # table -> rows written
 
 
+@dataclass(frozen=True)
+class RunOutcome:
+    """One in-process run: what it wrote, or which step failed and why."""
+
+    label: str
+    name: str
+    run_id: str
+    success: bool
+    seconds: float
+    rows: dict[str, int] = field(default_factory=dict)
+    failed_step: str | None = None
+    error: str | None = None
+    # Ctrl-C: Dagster ends the run as failed rather than letting KeyboardInterrupt through.
+    interrupted: bool = False
+
+
+# What a sync reports as it goes: a run starting, a step finishing, a run's outcome.
+Report = Callable[[RunStarted | StepFinished | RunOutcome], None]
+
+
 @dataclass
 class RunFollower:
     """Reports each step of `run_id` once it has finished."""

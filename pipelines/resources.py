@@ -17,7 +17,7 @@ from dagster import (
 from pydantic import PrivateAttr
 from sqlalchemy import update
 
-from pipelines.instance import STORE_NAME_TAG
+from pipelines.instance import STORE_NAME_TAG, WORKER_TAG, release_abandoned_runs
 from platforms.base import Connector
 from platforms.connectors import connector_for
 from quarry import logs
@@ -101,7 +101,7 @@ class ResyncStatus(ConfigurableResource):
     re-sync sets `syncing`; any other run sets `active` unless another full re-sync of the
     store is still running. A full re-sync sets it again when it ends. A killed run never
     ends, so each run first tags itself with its worker (quarry.workers) and fails the runs of
-    dead processes (pipelines.runner.release_abandoned_runs): the next sync of the store,
+    dead processes (pipelines.instance.release_abandoned_runs): the next sync of the store,
     of any kind, ends the `syncing` a killed re-sync left behind."""
 
     _store_id: str | None = PrivateAttr(default=None)
@@ -113,8 +113,6 @@ class ResyncStatus(ConfigurableResource):
         store_id = run.tags.get(PARTITION_TAG) if run is not None else None
         if run is None or instance is None or not store_id:
             return
-        from pipelines.runner import WORKER_TAG, release_abandoned_runs
-
         settings = load_settings()
         registry = Registry(settings)
         try:

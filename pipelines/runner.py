@@ -11,9 +11,8 @@ from __future__ import annotations
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,44 +24,24 @@ from dagster import (
     DagsterRunStatus,
     ExecuteInProcessResult,
     PreviewWarning,
-    RunsFilter,
     SupersessionWarning,
 )
 
-from pipelines.instance import open_instance, store_tags
+from pipelines.fleet.jobs import FLEET_JOB
+from pipelines.fleet.progress import FleetProgress
+from pipelines.fleet.run_config import FLEET_TAG, fleet_run_config
+from pipelines.instance import WORKER_TAG, open_instance, release_abandoned_runs, store_tags
 from pipelines.partitions import sync_store_partitions
-from pipelines.progress import RunFollower, RunStarted, StepFinished
+from pipelines.progress import Report, RunFollower, RunOutcome, RunStarted, StepFinished
 from quarry.settings import Settings
-from quarry.workers import stopped_process, worker_identity
+from quarry.workers import worker_identity
 from registry.accounts import get_store, list_stores
 from registry.db import Registry
 
 INTERRUPTED = "DagsterExecutionInterruptedError"
-# "<role id>:<pid>" of the process executing a run (quarry.workers).
-WORKER_TAG = "quarry/worker"
 # Dagster's console logger would print every event and each failure's traceback: the CLI
 # prints its own one-line summary, and the full log stays in the run, in the UI.
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    """One in-process run: what it wrote, or which step failed and why."""
-
-    label: str
-    name: str
-    run_id: str
-    success: bool
-    seconds: float
-    rows: dict[str, int] = field(default_factory=dict)
-    failed_step: str | None = None
-    error: str | None = None
-    # Ctrl-C: Dagster ends the run as failed rather than letting KeyboardInterrupt through.
-    interrupted: bool = False
-
-
-# What a sync reports as it goes: a run starting, a step finishing, a run's outcome.
-Report = Callable[[RunStarted | StepFinished | RunOutcome], None]
 
 
 def _ignore(_event: RunStarted | StepFinished | RunOutcome) -> None:
@@ -78,18 +57,21 @@ def sync_stores(
     resources: Mapping[str, Any] | None = None,
     report: Report = _ignore,
 ) -> list[RunOutcome]:
-    """Sync exchange rates unless they were synced today (UTC), then each store
-    (every store of the registry when `store_ids` is None), one run per store. Unknown
-    store ids raise NotFound before anything runs; after an interrupted run (Ctrl-C) no
-    other starts. `report` hears each run start, each step that wrote rows or failed, and
-    each outcome as they happen. `resources` overrides the code location's resources
-    (tests)."""
+    """Sync exchange rates unless they were synced today (UTC), then the stores (every
+    store of the registry when `store_ids` is None). Unknown store ids raise NotFound
+    before anything runs.
+
+    Incremental: one fleet run (pipelines.fleet) probes the stores and syncs those with
+    changes in batches; each store that fails there is synced again alone, as a run of
+    `sync_stores`, whose outcome is the store's. `full`: a `full_resync` run per store; after
+    an interrupted run (Ctrl-C) no other starts. `report` hears each store start, each step
+    that wrote rows or failed, and each outcome as they happen. `resources` overrides the
+    code location's resources (tests)."""
     with open_instance(settings) as instance:
         release_abandoned_runs(instance, settings.role_id)
+        runs, wanted = _planned_runs(registry, instance, store_ids, full=full)
         outcomes: list[RunOutcome] = []
-        for job_name, label, name, partition_key in _planned_runs(
-            registry, instance, store_ids, full=full
-        ):
+        for job_name, label, name, partition_key in runs:
             report(RunStarted(label, name))
             outcome = _run(
                 instance, settings, job_name, label, name, partition_key, resources, report
@@ -97,7 +79,9 @@ def sync_stores(
             report(outcome)
             outcomes.append(outcome)
             if outcome.interrupted:
-                break
+                return outcomes
+        if not full:
+            outcomes += _sync_fleet(instance, settings, wanted, resources, report)
     return outcomes
 
 
@@ -107,10 +91,11 @@ def _planned_runs(
     store_ids: Sequence[str] | None,
     *,
     full: bool,
-) -> list[tuple[str, str, str, str | None]]:
-    """(job, label, name, partition) of each run of a sync, in order: exchange rates first
-    unless synced today (the stores' snapshots record them), then each store (every store
-    when `store_ids` is None; an unknown id raises NotFound before anything runs). Adds the
+) -> tuple[list[tuple[str, str, str, str | None]], dict[str, str]]:
+    """(job, label, name, partition) of each run of a sync before the fleet's, in order:
+    exchange rates unless synced today (the stores' snapshots record them), then, when
+    `full`, a re-sync of each store; and the stores wanted, id -> name (every store when
+    `store_ids` is None; an unknown id raises NotFound before anything runs). Adds the
     stores' partitions to the instance."""
     with registry.session() as session:
         every = {store.id: store.name for store in list_stores(session)}
@@ -119,9 +104,68 @@ def _planned_runs(
     runs: list[tuple[str, str, str, str | None]] = []
     if not _rates_synced_today(instance):
         runs.append(("sync_exchange_rates", "exchange_rates", "exchange rates", None))
-    job = "full_resync" if full else "sync_stores"
-    runs += [(job, store_id, every[store_id], store_id) for store_id in wanted]
-    return runs
+    if full:
+        runs += [("full_resync", store_id, every[store_id], store_id) for store_id in wanted]
+    return runs, {store_id: every[store_id] for store_id in wanted}
+
+
+def _sync_fleet(
+    instance: DagsterInstance,
+    settings: Settings,
+    stores: Mapping[str, str],
+    resources: Mapping[str, Any] | None,
+    report: Report,
+) -> list[RunOutcome]:
+    """One fleet run of `stores` (id -> name) in this process, then a run of its own for
+    each store that failed in it. Returns an outcome per store."""
+    if not stores:
+        return []
+    heard: dict[str, RunOutcome] = {}
+
+    def hear(event: RunStarted | StepFinished | RunOutcome) -> None:
+        if isinstance(event, RunOutcome):
+            heard[event.label] = event
+            if not event.success:
+                return  # the store's own run below decides, and reports
+        report(event)
+
+    run_id = str(uuid.uuid4())
+    tags = {WORKER_TAG: worker_identity(settings.role_id), FLEET_TAG: "cli"}
+    with _without_dagster_notices():
+        from pipelines.definitions import defs
+
+        result = defs.resolve_job_def(FLEET_JOB).execute_in_process(
+            run_config=fleet_run_config(settings, list(stores), in_process=True) | QUIET,
+            instance=instance,
+            raise_on_error=False,
+            run_id=run_id,
+            tags=tags,
+            resources={**(resources or {}), "fleet_progress": FleetProgress(hear)},
+        )
+    outcomes: list[RunOutcome] = []
+    _, error = _first_failure(result)
+    for store_id, name in stores.items():
+        outcome = heard.get(store_id)
+        if outcome is None and error and error.startswith(INTERRUPTED):
+            # Ctrl-C: no store after the interrupted one starts.
+            outcomes.append(
+                RunOutcome(store_id, name, run_id, False, 0.0, error=error, interrupted=True)
+            )
+            report(outcomes[-1])
+            return outcomes
+        if outcome is not None and outcome.success:
+            outcomes.append(outcome)
+            continue
+        # Failed in the fleet run (or never reached): alone now, in Dagster's usual way.
+        report(RunStarted(store_id, name))
+        retried = _run(
+            instance, settings, "sync_stores", store_id, name, store_id, resources, report
+        )
+        report(retried)
+        outcomes.append(retried)
+        if retried.interrupted:
+            break
+    return outcomes
 
 
 def _run(
@@ -228,22 +272,6 @@ def step_asset(step_key: str | None) -> str:
     return step_key
 
 
-def release_abandoned_runs(instance: DagsterInstance, role_id: str) -> list[str]:
-    """Fail the runs a process of role `role_id` started and never finished (it was
-    killed), and free the pool slots they held. Returns their run ids."""
-    runs = instance.get_runs(
-        RunsFilter(statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING])
-    )
-    released = []
-    for run in runs:
-        pid = stopped_process(run.tags.get(WORKER_TAG), role_id)
-        if pid is not None:
-            instance.report_run_failed(run, f"the process {pid} that ran it ended mid-run")
-            instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
-            released.append(run.run_id)
-    return released
-
-
 # Seconds between looks at a submitted run's status.
 POLL_SECONDS = 1.0
 
@@ -257,56 +285,81 @@ def sync_stores_on_worker(
     timeout: float = 6 * 3600,
     report: Report = _ignore,
 ) -> list[RunOutcome]:
-    """As sync_stores, but each run is submitted to Dagster (QUARRY_DAGSTER_URL) and executes
-    in the worker role; waits for the runs in order, following their events in the shared
-    storage. A run the webserver refuses raises."""
-    from dagster import DagsterEventType as Event
-
+    """As sync_stores, but the runs are submitted to Dagster (QUARRY_DAGSTER_URL) and execute
+    in the worker role (the fleet run's steps on its executor: QUARRY_FLEET_EXECUTOR);
+    waits for them in order, following their events in the shared storage. A run the
+    webserver refuses raises."""
     from pipelines.exports.launcher import submit
-    from pipelines.exports.runs import failure_reason
+    from pipelines.fleet.sensors import fleet_outcomes
 
     with open_instance(settings) as instance:
         outcomes = []
-        for job_name, label, name, partition_key in _planned_runs(
-            registry, instance, store_ids, full=full
-        ):
+        runs, wanted = _planned_runs(registry, instance, store_ids, full=full)
+        for job_name, label, name, partition_key in runs:
             tags = (
                 {}
                 if partition_key is None
                 else {"dagster/partition": partition_key} | store_tags(partition_key, name)
             )
-            started = time.monotonic()
             report(RunStarted(label, name))
             run_id = submit(settings, job_name, tags)
-            follower = RunFollower(instance, run_id, label, name, report)
-            with follower.following():
-                run = instance.get_run_by_id(run_id)
-                while run is None or not run.is_finished:
-                    if time.monotonic() - started > timeout:
-                        raise TimeoutError(
-                            f"run {run_id} of {label} did not end in {timeout:.0f} s"
-                        )
-                    time.sleep(POLL_SECONDS)
-                    run = instance.get_run_by_id(run_id)
-            success = run.status == DagsterRunStatus.SUCCESS
-            rows: dict[str, int] = {}
-            for record in instance.get_records_for_run(
-                run_id, of_type=Event.ASSET_MATERIALIZATION
-            ).records:
-                event = record.event_log_entry.dagster_event
-                materialization = event.step_materialization_data.materialization if event else None
-                value = materialization.metadata.get("rows_written") if materialization else None
-                if materialization is not None and value is not None:
-                    rows[materialization.asset_key.to_user_string()] = int(value.value)  # type: ignore[arg-type]
-            outcome = RunOutcome(
-                label=label,
-                name=name,
-                run_id=run_id,
-                success=success,
-                seconds=time.monotonic() - started,
-                rows=rows,
-                error=None if success else failure_reason(instance, run_id) or "failed",
-            )
+            outcome = _wait(instance, run_id, label, name, timeout, report)
             report(outcome)
             outcomes.append(outcome)
+        if full or not wanted:
+            return outcomes
+        run_id = submit(
+            settings, FLEET_JOB, {FLEET_TAG: "cli"}, fleet_run_config(settings, list(wanted))
+        )
+        _wait(instance, run_id, "fleet", "fleet", timeout, _ignore)
+        synced = fleet_outcomes(instance, run_id)
+        for store_id, name in wanted.items():
+            outcome = synced.get(store_id)
+            if outcome is not None and outcome.success:
+                report(outcome)
+                outcomes.append(outcome)
+                continue
+            report(RunStarted(store_id, name))
+            tags = {"dagster/partition": store_id} | store_tags(store_id, name)
+            retried = _wait(
+                instance, submit(settings, "sync_stores", tags), store_id, name, timeout, report
+            )
+            report(retried)
+            outcomes.append(retried)
     return outcomes
+
+
+def _wait(
+    instance: DagsterInstance, run_id: str, label: str, name: str, timeout: float, report: Report
+) -> RunOutcome:
+    """Follow submitted run `run_id` until it ends; its outcome."""
+    from dagster import DagsterEventType as Event
+
+    from pipelines.exports.runs import failure_reason
+
+    started = time.monotonic()
+    follower = RunFollower(instance, run_id, label, name, report)
+    with follower.following():
+        run = instance.get_run_by_id(run_id)
+        while run is None or not run.is_finished:
+            if time.monotonic() - started > timeout:
+                raise TimeoutError(f"run {run_id} of {label} did not end in {timeout:.0f} s")
+            time.sleep(POLL_SECONDS)
+            run = instance.get_run_by_id(run_id)
+    success = run.status == DagsterRunStatus.SUCCESS
+    rows: dict[str, int] = {}
+    for record in instance.get_records_for_run(run_id, of_type=Event.ASSET_MATERIALIZATION).records:
+        event = record.event_log_entry.dagster_event
+        materialization = event.step_materialization_data.materialization if event else None
+        value = materialization.metadata.get("rows_written") if materialization else None
+        if materialization is not None and value is not None:
+            rows[materialization.asset_key.to_user_string()] = int(value.value)  # type: ignore[arg-type]
+    return RunOutcome(
+        label=label,
+        name=name,
+        run_id=run_id,
+        success=success,
+        seconds=time.monotonic() - started,
+        rows=rows,
+        error=None if success else failure_reason(instance, run_id) or "failed",
+    )

@@ -9,7 +9,7 @@ are opaque strings only the connector reads; None means "from the beginning" (a 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -39,4 +39,12 @@ class Connector(Protocol):
 
     def count(self, dataset: str) -> int:
         """How many parent records of `dataset` the platform holds now (for reconciliation)."""
+        ...
+
+    def changed(self, cursors: Mapping[str, str | None]) -> list[str]:
+        """The datasets with records changed or deleted after their cursor in `cursors`
+        (dataset -> cursor; a dataset missing there has everything to sync). Cheap: one
+        look at the platform's metadata or one small request, never the records
+        themselves. It may name a dataset with nothing new (a sync then finds nothing), and
+        never leaves out one with changes."""
         ...

@@ -179,6 +179,13 @@ def demo_files(settings: Settings) -> FileStore:
     return _store(settings, "demo", settings.demo_dir)
 
 
+def run_files(settings: Settings) -> FileStore:
+    """Where Dagster runs hand values from step to step: QUARRY_HOME/runs, or
+    <QUARRY_DATA_URL>/runs, so that a step on another worker host reads what the step
+    before it wrote."""
+    return _store(settings, "runs", settings.home / "runs")
+
+
 def _store(settings: Settings, folder: str, local: Path) -> FileStore:
     if settings.data_url is None:
         local.mkdir(parents=True, exist_ok=True)

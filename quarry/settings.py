@@ -49,6 +49,12 @@ class Settings(BaseSettings):
     # The Dagster code server that executes runs, as the orchestrator reaches it
     # (host:port); unset, the orchestrator runs its own (one machine).
     worker_address: str | None = None
+    # Where a fleet run's batch steps execute: in the run's own process, or on the Celery
+    # workers of every worker host (`quarry fleet-worker`), over QUARRY_REDIS_URL.
+    fleet_executor: Literal["in_process", "celery"] = "in_process"
+    # Seconds a Celery task may stay unacknowledged before Redis gives it to another
+    # worker: a worker host that died gets its steps redelivered after this long.
+    fleet_visibility_timeout: int = Field(default=600, ge=10)
     allow_private_hosts: bool = False
     duckdb_memory_limit: str = "2GB"
     # An export run's own DuckDB limit: its process reads nothing but the export, and an
@@ -174,6 +180,12 @@ class Settings(BaseSettings):
         if self.data_url is None:
             return str(self.warehouse_dir / "data") + "/"
         return self.data_url.rstrip("/") + "/lake/"
+
+    def require_redis_url(self) -> str:
+        """QUARRY_REDIS_URL, which Celery needs; ConfigurationError when unset."""
+        if not self.redis_url:
+            raise ConfigurationError("QUARRY_FLEET_EXECUTOR=celery needs QUARRY_REDIS_URL")
+        return self.redis_url
 
     @property
     def alert_recipients(self) -> list[str]:

@@ -96,6 +96,12 @@ def clear_sales_pending(session: Session, store_id: str, done: PendingSales) -> 
     set_cursor(session, store_id, SALES_DATASET, _encode(pending))
 
 
+def sales_work_left(cursor: str | None) -> bool:
+    """Whether a saved `sales` cursor (as list_cursors returns it) still lists orders."""
+    pending = _decode(cursor)
+    return pending.full or bool(pending.marks)
+
+
 def _locked(session: Session, store_id: str, dataset: str) -> SyncCursor | None:
     # FOR UPDATE makes read-modify-write safe on PostgreSQL; SQLite serialises writers anyway.
     query = (

@@ -8,6 +8,7 @@ A GraphQL client is made per call; it is not thread-safe.
 from __future__ import annotations
 
 import logging
+from typing import Any
 from urllib.parse import urlsplit
 
 # Imported with the module (the API imports it at start), not at the first launch: it
@@ -41,14 +42,21 @@ def dagster_client(settings: Settings) -> DagsterGraphQLClient:
     )
 
 
-def submit(settings: Settings, job_name: str, tags: dict[str, str]) -> str:
-    """Submit a run of `job_name` of Quarry's code location; its run id. Raises what the
-    client raises when Dagster does not take it."""
+def submit(
+    settings: Settings,
+    job_name: str,
+    tags: dict[str, str],
+    run_config: dict[str, Any] | None = None,
+) -> str:
+    """Submit a run of `job_name` of Quarry's code location (with `run_config`, else the
+    job's default); its run id. Raises what the client raises when Dagster does not take
+    it."""
     return dagster_client(settings).submit_job_execution(
         job_name,
         repository_location_name=LOCATION_NAME,
         repository_name=REPOSITORY_NAME,
         tags=tags,
+        run_config=run_config,
     )
 
 

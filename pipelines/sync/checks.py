@@ -31,6 +31,7 @@ from dagster import (
 
 from pipelines.partitions import store_check_spec
 from pipelines.resources import FULL_TAG, QuarryResource
+from pipelines.sync.snapshot import changed_since
 from pipelines.sync.table_stats import key_columns, key_health
 from registry.accounts import list_stores
 from warehouse.schemas import SOURCE_DATASETS
@@ -129,8 +130,39 @@ def _platform_count(quarry: QuarryResource, dataset: str, store_id: str | None) 
     return sum(quarry.connector(store).count(dataset) for store in stores)
 
 
+@multi_asset_check(
+    name="check_synced",
+    specs=[
+        store_check_spec(
+            "synced",
+            asset="warehouse_snapshot",
+            blocking=True,
+            description="The store's last sync published everything it committed (a fleet "
+            "run reports a store that failed here).",
+        )
+    ],
+)
+def check_synced(
+    context: AssetCheckExecutionContext, quarry: QuarryResource
+) -> Iterator[AssetCheckResult]:
+    store_id = context.partition_key if context.has_partition_key else None
+    with quarry.registry.session() as session:
+        published = latest_snapshots(session, None if store_id is None else [store_id])
+    behind = [
+        s for s, version in published.items() if changed_since(quarry.lake, s, version, own=True)
+    ]
+    label = quarry.store_label(store_id) if store_id is not None else None
+    yield AssetCheckResult(
+        asset_key="warehouse_snapshot",
+        check_name="synced",
+        passed=not behind and (store_id is None or store_id in published),
+        metadata={"store": label} if label else {},
+    )
+
+
 TABLE_CHECKS = [
     *(_table_checks(dataset, tables) for dataset, tables in SOURCE_DATASETS.items()),
     _table_checks("sales", ("sales",)),
     _table_checks("exchange_rates", ("exchange_rates",)),
+    check_synced,
 ]

@@ -1,6 +1,7 @@
 """Keep the `stores` partitions in step with the registry, and sync new stores soon; alert
 the operators when a sync run fails."""
 
+import hashlib
 from datetime import UTC, datetime
 
 from dagster import (
@@ -18,34 +19,41 @@ from sqlalchemy import select
 
 from destinations.alerts import Alert, send_alert
 from pipelines.exports.runs import failure_reason
-from pipelines.instance import store_tags
+from pipelines.fleet.jobs import sync_fleet
+from pipelines.fleet.run_config import FLEET_TAG, fleet_run_config
 from pipelines.partitions import partition_changes
 from pipelines.resources import PARTITION_TAG, QuarryResource
-from pipelines.sync.jobs import JOBS, full_resync, sync_stores
+from pipelines.sync.jobs import JOBS, full_resync
 from registry.accounts import list_stores
 from registry.db import Registry
 from registry.models import Account, Store, utcnow
 
-SYNC_JOB_NAMES = frozenset(job.name for job in JOBS)
+SYNC_JOB_NAMES = frozenset(job.name for job in JOBS) | {sync_fleet.name}
 
 
 @sensor(
-    job=sync_stores,
+    job=sync_fleet,
     minimum_interval_seconds=60,
     default_status=DefaultSensorStatus.RUNNING,
     description="Adds a partition for each new store and removes those of removed stores; "
-    "requests a first sync of stores that never synced.",
+    "requests one fleet run for the first sync of the stores that never synced.",
 )
 def store_partitions(context: SensorEvaluationContext, quarry: QuarryResource) -> SensorResult:
     with quarry.registry.session() as session:
         stores = list(list_stores(session))
     changes = partition_changes(context.instance, [store.id for store in stores])
-    first_syncs = [
-        # The run key makes this once per store, however many ticks see it unsynced.
-        RunRequest(run_key=f"first-sync:{s.id}", partition_key=s.id, tags=store_tags(s.id, s.name))
-        for s in stores
-        if s.last_synced_at is None
-    ]
+    new = sorted(s.id for s in stores if s.last_synced_at is None)
+    first_syncs = []
+    if new:
+        # The run key makes this once per set of new stores, however many ticks see them.
+        digest = hashlib.sha256(",".join(new).encode()).hexdigest()[:16]
+        first_syncs.append(
+            RunRequest(
+                run_key=f"first-sync:{digest}",
+                run_config=fleet_run_config(quarry.settings, new),
+                tags={FLEET_TAG: "first-sync"},
+            )
+        )
     return SensorResult(run_requests=first_syncs, dynamic_partitions_requests=changes.requests())
 
 
@@ -74,6 +82,10 @@ def failed_sync(registry: Registry, instance: DagsterInstance, run: DagsterRun) 
     ended = record.end_time if record is not None else None
     at = datetime.fromtimestamp(ended, UTC) if ended else utcnow()
     store_id = run.tags.get(PARTITION_TAG)
+    if run.job_name == sync_fleet.name:
+        # A store's own failure never fails a fleet run (it is retried alone): this is the
+        # run itself (its probe, or a step lost with its worker).
+        return Alert(what=f"fleet sync run {run.run_id}", account=None, reason=reason, at=at)
     if store_id is None:
         return Alert(what="sync of exchange rates", account=None, reason=reason, at=at)
     with registry.session() as session:

@@ -31,7 +31,7 @@ def take_snapshot(lake: Lake, registry: Registry, store_id: str) -> SnapshotTake
     version = lake.version()
     with registry.session() as session:
         previous = latest_snapshots(session, [store_id]).get(store_id)
-    recorded = previous is None or _changed_since(lake, store_id, previous)
+    recorded = previous is None or changed_since(lake, store_id, previous)
     if recorded:
         record_snapshot(registry, store_id, version)
     with registry.session() as session:
@@ -41,12 +41,14 @@ def take_snapshot(lake: Lake, registry: Registry, store_id: str) -> SnapshotTake
     return SnapshotTaken(version if recorded or previous is None else previous, recorded)
 
 
-def _changed_since(lake: Lake, store_id: str, version: int) -> bool:
+def changed_since(lake: Lake, store_id: str, version: int, *, own: bool = False) -> bool:
+    """Whether the store (or, unless `own`, anything global) committed after `version`."""
+    authors = "(?)" if own else "(?, 'global')"
     cursor = lake.cursor()
     try:
         row = cursor.execute(
             f"SELECT count(*) FROM {LAKE}.snapshots() "
-            "WHERE snapshot_id > ? AND author IN (?, 'global')",
+            f"WHERE snapshot_id > ? AND author IN {authors}",
             [version, store_id],
         ).fetchone()
     finally:

@@ -12,7 +12,7 @@ parent it saw, and the next sync picks up what it missed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from platforms.demo.cursor import Position, decode, encode
+from platforms.demo.probe import changed_since
 from platforms.demo.storage import (
     DELETIONS,
     Folder,
@@ -79,6 +80,9 @@ class DemoConnector:
         folder = self._directory
         path = folder.path(f"{parent}.parquet")
         return int(pq.read_metadata(path, filesystem=folder.files.filesystem).num_rows)
+
+    def changed(self, cursors: Mapping[str, str | None]) -> list[str]:
+        return changed_since(self._directory, cursors)
 
     def changes(self, dataset: str, cursor: str | None) -> Iterator[ChangePage]:
         tables = _datasets_tables(dataset)

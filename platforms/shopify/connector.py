@@ -8,7 +8,7 @@ other cursor continues where it says. count(dataset) asks Shopify for the curren
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 
 from platforms.shopify.auth import shared_tokens
@@ -18,6 +18,7 @@ from platforms.shopify.cursor import BackfillCursor, decode
 from platforms.shopify.incremental import incremental_pages
 from platforms.shopify.job import SyncJob, utcnow
 from platforms.shopify.mapping import MappingContext
+from platforms.shopify.probe import changed_datasets
 from platforms.shopify.queries import DATASETS, DatasetQueries
 from platforms.shopify.settings import ShopConnection, ShopifySettings, load_shopify_settings
 from platforms.shopify.throttle import CostBucket
@@ -90,6 +91,10 @@ class ShopifyConnector:
                 yield from backfill_pages(job, state)
             else:
                 yield from incremental_pages(job, state)
+
+    def changed(self, cursors: Mapping[str, str | None]) -> list[str]:
+        with self.client() as client:
+            return changed_datasets(client, cursors, self.settings.lookback_seconds)
 
     def count(self, dataset: str) -> int:
         queries = _queries(dataset)

@@ -15,16 +15,18 @@ from dagster import (
 )
 
 from pipelines.definitions import defs
-from pipelines.instance import STORE_TAG
+from pipelines.fleet.run_config import FLEET_TAG
+from pipelines.fleet.schedules import hourly_sync
 from pipelines.partitions import STORES_PARTITIONS
 from pipelines.resources import QuarryResource
-from pipelines.sync.schedules import hourly_sync
 from pipelines.sync.sensors import store_partitions
 from registry.db import Registry
 from registry.models import Store, utcnow
 
 
-def test_hourly_schedule_syncs_every_store(instance: DagsterInstance, store_ids: list[str]) -> None:
+def test_hourly_schedule_requests_one_fleet_run(
+    instance: DagsterInstance, store_ids: list[str]
+) -> None:
     instance.add_dynamic_partitions(STORES_PARTITIONS, ["st_removed"])
     tick = datetime(2024, 6, 1, 10, tzinfo=UTC)
     with build_schedule_context(
@@ -33,10 +35,13 @@ def test_hourly_schedule_syncs_every_store(instance: DagsterInstance, store_ids:
         resources={"quarry": QuarryResource()},
         repository_def=defs.get_repository_def(),
     ) as context:
-        requests = list(hourly_sync.evaluate_tick(context).run_requests or [])
-    assert sorted(r.partition_key for r in requests) == sorted(store_ids)
-    assert all(isinstance(r, RunRequest) and r.tags[STORE_TAG] == r.partition_key for r in requests)
-    assert len({r.run_key for r in requests}) == len(store_ids)
+        [request] = list(hourly_sync.evaluate_tick(context).run_requests or [])
+    # One run probes every store (store_ids None); it syncs only those with news.
+    assert isinstance(request, RunRequest) and request.tags[FLEET_TAG] == "tick"
+    assert request.run_config["ops"]["probe_fleet"]["config"]["store_ids"] is None
+    assert request.run_config["execution"] == {"config": {"in_process": {}}}
+    assert request.run_key == f"tick:{tick.isoformat()}"
+    # Each store's partition exists before the run logs events for it.
     assert sorted(instance.get_dynamic_partitions(STORES_PARTITIONS)) == sorted(store_ids)
 
 
@@ -57,5 +62,6 @@ def test_sensor_keeps_partitions_in_step_and_starts_first_syncs(
     assert isinstance(delete, DeleteDynamicPartitionsRequest)
     assert list(delete.partition_keys) == ["st_removed"]
     [first_sync] = result.run_requests or []
-    assert first_sync.partition_key == store_ids[1]
-    assert first_sync.run_key == f"first-sync:{store_ids[1]}"
+    assert first_sync.run_config["ops"]["probe_fleet"]["config"]["store_ids"] == [store_ids[1]]
+    assert first_sync.tags[FLEET_TAG] == "first-sync"
+    assert (first_sync.run_key or "").startswith("first-sync:")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from dagster import AssetCheckEvaluation, AssetKey, DagsterEventType, DagsterInstance
 
-from pipelines.instance import STORE_NAME_TAG
+from cli.demo_account import advance_demo
 from pipelines.runner import sync_stores
 from quarry.settings import Settings
 from registry.accounts import get_store
@@ -38,6 +38,7 @@ def test_checks_pass_then_catch_a_duplicated_id(
     settings: Settings,
     registry: Registry,
     instance: DagsterInstance,
+    demo_account: str,
     store_ids: list[str],
 ) -> None:
     store_id = store_ids[0]
@@ -50,12 +51,12 @@ def test_checks_pass_then_catch_a_duplicated_id(
     assert passed[("orders", "complete")] is True
     assert len(passed) == 9 + 4 + 4 and all(passed.values())
     assert all(_passed(instance, rates.run_id).values())
-    # The UI can tell stores apart: the run is tagged with the store's name, and each check
-    # result is the store's own (its partition), named in its metadata.
+    # The UI can tell stores apart in the fleet run: each check result is the store's own
+    # (its partition), named in its metadata.
     with registry.session() as session:
         name = get_store(session, store_id).name
     run = instance.get_run_by_id(good.run_id)
-    assert run is not None and run.tags[STORE_NAME_TAG] == name
+    assert run is not None and run.job_name == "sync_fleet"
     evaluation = _evaluations(instance, good.run_id)[("orders", "valid_keys")]
     assert evaluation.partition == store_id
     assert evaluation.metadata["store"].value == f"{name} ({store_id})"
@@ -75,8 +76,17 @@ def test_checks_pass_then_catch_a_duplicated_id(
     cursor.close()
     lake.close()
 
+    # A store whose platform has nothing new costs a probe, no checks: the fleet syncs it
+    # when it next changes, and its checks then look at every row written since its
+    # published snapshot, the duplicate among them.
+    [unchanged] = sync_stores(settings, registry, [store_id])
+    assert unchanged.success and not unchanged.rows
+    advance_demo(settings, registry, demo_account, days=1)
     [bad] = sync_stores(settings, registry, [store_id])
+    # It failed in the fleet run, and again in a run of its own, which is what it reports.
     assert not bad.success and bad.failed_step == "check_orders"
+    run = instance.get_run_by_id(bad.run_id)
+    assert run is not None and run.job_name == "sync_stores"
     keys = _evaluations(instance, bad.run_id)[("orders", "valid_keys")]
     assert keys.passed is False
     # Figures carry the store in their label: the UI plots each store's on its own.

@@ -469,11 +469,28 @@ class FakeShopify:
             return 2 + int(variables["first"])
         return 10
 
+    def _probe(self, variables: dict[str, Any]) -> dict[str, Any]:
+        """Each `<dataset>_updated` alias: the first record of that root matching its
+        search; each `<dataset>_events`: the first matching event."""
+        roots = {root.name: root for root in ROOTS.values()}
+        data: dict[str, Any] = {}
+        for name, search in variables.items():
+            dataset, _, kind = name.rpartition("_")
+            if kind == "events":
+                found = [e for e in self.events if matches(e, search)]
+            else:
+                root = roots["draftOrders" if dataset == "draft_orders" else dataset]
+                found = [r for r in self.records[root.name] if matches(r, search)]
+            data[name] = {"nodes": [{"id": found[0]["id"]}] if found else []}
+        return data
+
     def _data(
         self, operation: str, document: str, variables: dict[str, Any], version: str
     ) -> dict[str, Any]:
         if operation == "QuarryShop":
             return {"shop": dict(self.shop)}
+        if operation == "QuarryProbe":
+            return self._probe(variables)
         if operation.endswith("Page"):
             return self._page(ROOTS[operation[len("Quarry") : -len("Page")]], document, variables)
         if operation.endswith("Nodes"):

@@ -1,0 +1,184 @@
+"""Sync one store whole, in the calling thread: every source dataset, the sales of changed
+orders, the checks, then the store's published snapshot. What a `sync_stores` run does in
+its steps, without a run per store, for the fleet's batches (pipelines.fleet.jobs).
+
+A store's failure is its own: it is returned, never raised, so the other stores of a batch
+are still synced. What the store committed before failing stays unpublished, its cursor at
+the last committed page; the probe sees those commits and the next tick syncs it again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pipelines.sync.dataset import DatasetSync, sync_dataset
+from pipelines.sync.sales import SalesBuild, build_sales
+from pipelines.sync.snapshot import SnapshotTaken, take_snapshot
+from pipelines.sync.table_stats import key_health
+from platforms.base import Connector, IncompleteSync
+from registry.db import Registry
+from warehouse.lake import Lake
+from warehouse.schemas import SOURCE_DATASETS
+from warehouse.snapshots import latest_snapshots
+
+PARENT_DATASETS = {tables[0]: dataset for dataset, tables in SOURCE_DATASETS.items()}
+
+# Hears each step of a store's sync as it ends: its step key as a run of `sync_stores`
+# names it (sync_orders, sales), whether it succeeded, its seconds and rows per table.
+StepReport = Callable[[str, bool, float, dict[str, int]], None]
+
+
+def _ignore(_step: str, _success: bool, _seconds: float, _rows: dict[str, int]) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """One asset check of one table of the store, as the per-store asset checks report it
+    (pipelines.sync.checks): `blocking` failures keep the snapshot from being published."""
+
+    table: str
+    name: str
+    passed: bool
+    blocking: bool
+    metadata: dict[str, int | str] = field(default_factory=dict)
+
+
+@dataclass
+class StoreSync:
+    """What syncing one store did; `error` says why it failed (None: it succeeded)."""
+
+    store_id: str
+    datasets: dict[str, DatasetSync] = field(default_factory=dict)
+    sales: SalesBuild | None = None
+    checks: list[CheckOutcome] = field(default_factory=list)
+    snapshot: SnapshotTaken | None = None
+    error: str | None = None
+    failed_dataset: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def failed_step(self) -> str | None:
+        """The step of a `sync_stores` run that would have failed: sync_<dataset>, the
+        checks, or None."""
+        if self.error is None:
+            return None
+        if self.failed_dataset is not None:
+            return f"sync_{self.failed_dataset}"
+        return "warehouse_snapshot"
+
+    @property
+    def rows(self) -> dict[str, int]:
+        """Rows written per table (sales included)."""
+        rows: dict[str, int] = {}
+        for result in self.datasets.values():
+            for table, count in result.rows.items():
+                rows[table] = rows.get(table, 0) + count
+        if self.sales is not None:
+            rows["sales"] = self.sales.rows
+        return rows
+
+    def touched(self, table: str) -> bool:
+        """Whether the sync wrote to `table` (rows or deletions), or rebuilt it."""
+        dataset = next((d for d, tables in SOURCE_DATASETS.items() if table in tables), None)
+        if dataset is None:
+            return self.sales is not None and (self.sales.rows > 0 or self.sales.orders > 0)
+        result = self.datasets.get(dataset)
+        return result is not None and (
+            result.full or result.rows.get(table, 0) > 0 or result.deleted > 0
+        )
+
+
+def sync_store(
+    lake: Lake,
+    registry: Registry,
+    connector: Connector,
+    *,
+    datasets: tuple[str, ...] = tuple(SOURCE_DATASETS),
+    batch_rows: int = 50_000,
+    report: StepReport = _ignore,
+) -> StoreSync:
+    """Sync the connector's store: `datasets` (incrementally, from the beginning where no
+    cursor is saved), then sales, checks and snapshot. Never raises for the store's own
+    failures (the platform's, a failed check): they are in the result."""
+    store_id = connector.store_id
+    result = StoreSync(store_id)
+    started = time.monotonic()
+    try:
+        with registry.session() as session:
+            since = latest_snapshots(session, [store_id]).get(store_id)
+        for dataset in datasets:
+            result.failed_dataset = dataset
+            step = time.monotonic()
+            done = sync_dataset(
+                lake, registry, connector, dataset, full=False, batch_rows=batch_rows
+            )
+            result.datasets[dataset] = done
+            report(f"sync_{dataset}", True, time.monotonic() - step, done.rows)
+        result.failed_dataset = None
+        step = time.monotonic()
+        result.sales = build_sales(lake, registry, store_id)
+        if result.sales.rows or result.sales.orders or result.sales.full:
+            report("sales", True, time.monotonic() - step, {"sales": result.sales.rows})
+        result.checks = _checks(lake, connector, result, since)
+        failed = [c for c in result.checks if c.blocking and not c.passed]
+        if failed:
+            result.error = "failed check: " + ", ".join(f"{c.table}.{c.name}" for c in failed)
+        else:
+            result.snapshot = take_snapshot(lake, registry, store_id)
+    except IncompleteSync as exc:
+        result.error = f"{type(exc).__name__}: {exc.detail}"
+        report(f"sync_{result.failed_dataset}", False, time.monotonic() - started, {})
+        table = SOURCE_DATASETS[result.failed_dataset or "orders"][0]
+        result.checks.append(CheckOutcome(table, "complete", False, True, {"reason": exc.detail}))
+    except Exception as exc:  # the store's failure, whatever its kind: the batch goes on
+        result.error = f"{type(exc).__name__}: {exc}"
+        if result.failed_dataset is not None:
+            report(f"sync_{result.failed_dataset}", False, time.monotonic() - started, {})
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _checks(
+    lake: Lake, connector: Connector, result: StoreSync, since: int | None
+) -> list[CheckOutcome]:
+    """valid_keys of every table the sync touched (among the rows inserted after the
+    published snapshot, or the whole partition on a first sync); matches_platform (a
+    warning) and complete of each dataset it read."""
+    checks: list[CheckOutcome] = []
+    full = since is None or any(r.full for r in result.datasets.values())
+    tables = [t for tables in SOURCE_DATASETS.values() for t in tables] + ["sales"]
+    for table in tables:
+        if not result.touched(table):
+            continue
+        health = key_health(lake, table, result.store_id, since=None if full else since)
+        checks.append(
+            CheckOutcome(
+                table,
+                "valid_keys",
+                health.duplicate_keys == 0 and health.null_keys == 0,
+                True,
+                {
+                    "rows": health.rows,
+                    "duplicate_keys": health.duplicate_keys,
+                    "rows_with_null_keys": health.null_keys,
+                },
+            )
+        )
+        dataset = PARENT_DATASETS.get(table)
+        if dataset is not None:
+            platform = connector.count(dataset)
+            checks.append(
+                CheckOutcome(
+                    table,
+                    "matches_platform",
+                    platform == health.rows,
+                    False,
+                    {"warehouse_rows": health.rows, "platform_records": platform},
+                )
+            )
+    for dataset in result.datasets:
+        checks.append(CheckOutcome(SOURCE_DATASETS[dataset][0], "complete", True, True))
+    return checks
