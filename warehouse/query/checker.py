@@ -33,6 +33,7 @@ from warehouse.query.dates import (
 from warehouse.query.diagnostics import START, Diagnostic, Pos, did_you_mean
 from warehouse.query.fields import (
     NOT_SYNCED,
+    RATIO_METRICS,
     SEMANTIC_METRICS,
     PartRegistry,
     aggregate,
@@ -547,7 +548,8 @@ class _Checker:
             if field.role != "metric":
                 raise self.error(expr.pos, f"{field.name} is a dimension: add it to GROUP BY.")
             func = field.default_aggregation or "sum"
-            return aggregate(field, func, self.fx, self.parts, ds), _agg_type(func, field)
+            type_ = "ratio" if ds.name == "sales" and field.name in RATIO_METRICS else None
+            return aggregate(field, func, self.fx, self.parts, ds), type_ or _agg_type(func, field)
         if isinstance(expr, ast.Call):
             if expr.func not in AGGREGATES:
                 hint = did_you_mean(expr.func, AGGREGATES)

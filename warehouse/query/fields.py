@@ -31,6 +31,8 @@ _COSTED = "t.cost_is_recorded"
 SEMANTIC_METRICS = (
     "orders",
     "customers",
+    "returning_customers",
+    "returning_customer_rate",
     "average_order_value",
     "net_sales_with_cost_recorded",
     "gross_profit",
@@ -51,6 +53,11 @@ ALIASES: dict[str, dict[str, str]] = {
         "shipping_returned": "shipping_reversals",
         "taxes_returned": "tax_reversals",
         "total_returns": "total_sales_reversals",
+        # Names public ShopifyQL clients send for figures Quarry has (docs/query-language.md
+        # lists each with where it was found).
+        "quantity_ordered": "ordered_item_quantity",
+        "net_quantity": "net_items_sold",
+        "is_canceled_order": "order_cancelled",
     },
     # Record datasets answer to the names ShopifyQL's sales schema gives the same things
     # (`FROM orders SHOW orders GROUP BY order_id` as written for sales), and `orders` to
@@ -110,12 +117,26 @@ STORE = Field("store", "Store", "Name of the store.", "string")
 
 # Is this order the customer's first in its store? Decided over every synced order of the
 # customer (not only those in the window), as Shopify's customer_type is.
-_CUSTOMER_TYPE_SQL = (
-    "CASE WHEN t.customer_id IS NULL THEN NULL WHEN t.order_id = (SELECT arg_min(x.order_id,"
-    " (x.happened_at, x.order_id)) FROM sales x WHERE x.event_type = 'order' AND"
-    " x.store_id = t.store_id AND x.customer_id = t.customer_id) THEN 'First-time'"
-    " ELSE 'Returning' END"
+_FIRST_ORDER_SQL = (
+    "(SELECT arg_min(x.order_id, (x.happened_at, x.order_id)) FROM sales x WHERE"
+    " x.event_type = 'order' AND x.store_id = t.store_id AND x.customer_id = t.customer_id)"
 )
+_CUSTOMER_TYPE_SQL = (
+    "CASE WHEN t.customer_id IS NULL THEN NULL WHEN t.order_id = "
+    f"{_FIRST_ORDER_SQL} THEN 'First-time' ELSE 'Returning' END"
+)
+# ShopifyQL's new_or_returning_customer: the same split, as Shopify's clients read it
+# ('New' / 'Returning').
+_NEW_OR_RETURNING_SQL = _CUSTOMER_TYPE_SQL.replace("'First-time'", "'New'")
+# Customers with an order in the window that was not their first: a customer whose first
+# and second orders both fall in the window is a customer, and a returning one.
+_RETURNING_SQL = (
+    "COUNT(DISTINCT CASE WHEN t.event_type = 'order' AND t.customer_id IS NOT NULL AND "
+    f"t.order_id <> {_FIRST_ORDER_SQL} THEN t.customer_id END)"
+)
+# Metrics written as a fraction (Shopify's clients read returning_customer_rate as one:
+# 0.2722, not 27.22), rounded to 4 places; see result.metric_value.
+RATIO_METRICS = ("returning_customer_rate",)
 
 
 def lookup(dataset: Dataset, name: str) -> Field | None:
@@ -136,6 +157,8 @@ def dimension_sql(field: Field) -> str:
         return "s.name"  # the store's name comes from the caller's readable stores
     if field.name == "customer_type":
         return _CUSTOMER_TYPE_SQL
+    if field.name == "new_or_returning_customer":
+        return _NEW_OR_RETURNING_SQL
     return f"t.{field.source}"
 
 
@@ -193,6 +216,10 @@ def semantic(name: str, fx: bool, parts: PartRegistry, dataset: Dataset) -> Metr
         return parts.ref(_ORDERS_SQL, ZERO)
     if name == "customers":
         return parts.ref(_CUSTOMERS_SQL, ZERO)
+    if name == "returning_customers":
+        return parts.ref(_RETURNING_SQL, ZERO)
+    if name == "returning_customer_rate":
+        return Arith("/", parts.ref(_RETURNING_SQL, ZERO), parts.ref(_CUSTOMERS_SQL, ZERO))
     if name in _REVERSALS:
         column = dataset.field(_REVERSALS[name])
         assert column is not None

@@ -1,0 +1,143 @@
+"""ShopifyQL's field names real clients send (issue 31), against the pandas oracle of
+tests/warehouse/query/data.py: each figure computed from the raw rows."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+import duckdb
+
+from tests.warehouse.query.data import STORES
+from tests.warehouse.query.test_differential_forms import (
+    MARCH,
+    M,
+    as_map,
+    by,
+    customer_type,
+    customers,
+    first_orders,
+    rows_in,
+    run,
+    total,
+)
+
+
+def returning(records: list[dict[str, Any]], firsts: set[tuple[str, str, str]]) -> int:
+    """Customers with an order in the records that was not their first in its store."""
+    return len(
+        {
+            r["customer_id"]
+            for r in records
+            if r["event_type"] == "order" and customer_type(r, firsts) == "Returning"
+        }
+    )
+
+
+def rate(records: list[dict[str, Any]], firsts: set[tuple[str, str, str]]) -> Any:
+    every = customers(records)
+    if not every:
+        return None
+    value = (Decimal(returning(records, firsts)) / Decimal(every)).quantize(
+        Decimal("0.0001"), ROUND_HALF_UP
+    )
+    return int(value) if value == value.to_integral_value() else value
+
+
+def test_quantity_names_are_the_quantities(con: duckdb.DuckDBPyConnection) -> None:
+    body = run(
+        con,
+        f"FROM sales SHOW quantity_ordered, net_quantity, reversed_quantity GROUP BY store {M}",
+    )
+    assert [c["name"] for c in body["columns"]] == [
+        "store",
+        "quantity_ordered",
+        "net_quantity",
+        "reversed_quantity",
+    ]
+    stores = by(rows_in(*MARCH), lambda r: STORES[r["store_id"]].name)
+    got = as_map(body["rows"], "store")
+    assert set(got) == set(stores)
+    for name, part in stores.items():
+        assert got[name]["quantity_ordered"] == sum(r["ordered_item_quantity"] for r in part)
+        assert got[name]["net_quantity"] == sum(r["net_items_sold"] for r in part)
+        assert got[name]["reversed_quantity"] == sum(r["returned_item_quantity"] for r in part)
+
+
+def test_is_canceled_order_filters_cancelled_orders(con: duckdb.DuckDBPyConnection) -> None:
+    body = run(
+        con,
+        f"FROM sales SHOW total_sales, orders WHERE is_canceled_order = false {M} WITH TOTALS",
+    )
+    kept = rows_in(*MARCH, where=lambda r: not r["order_cancelled"])
+    assert body["totals"]["total_sales"] == total(kept, "total_sales")
+    assert body["totals"]["orders"] == len(
+        {r["order_id"] for r in kept if r["event_type"] == "order"}
+    )
+    grouped = run(con, f"FROM sales SHOW orders GROUP BY is_canceled_order {M}")
+    assert {r["is_canceled_order"] for r in grouped["rows"]} == {True, False}
+
+
+def test_new_or_returning_customer_splits_orders(con: duckdb.DuckDBPyConnection) -> None:
+    body = run(
+        con,
+        "FROM sales SHOW customers, orders, total_sales GROUP BY new_or_returning_customer "
+        f"{M} WITH TOTALS",
+    )
+    firsts = first_orders()
+    names = {"First-time": "New", "Returning": "Returning", None: None}
+    records = rows_in(*MARCH)
+    groups = by(records, lambda r: names[customer_type(r, firsts)])
+    got = as_map(body["rows"], "new_or_returning_customer")
+    assert set(got) == set(groups) == {"New", "Returning", None}
+    for kind, part in groups.items():
+        assert got[kind]["customers"] == customers(part), kind
+        assert got[kind]["total_sales"] == total(part, "total_sales"), kind
+        orders = len({r["order_id"] for r in part if r["event_type"] == "order"})
+        assert got[kind]["orders"] == orders, kind
+    # A customer whose first and a later order both fall in March is New and Returning.
+    assert got["New"]["customers"] + got["Returning"]["customers"] > customers(records)
+
+
+def test_returning_customers_and_their_rate(con: duckdb.DuckDBPyConnection) -> None:
+    body = run(
+        con,
+        "FROM sales SHOW customers, returning_customers, returning_customer_rate "
+        f"GROUP BY store {M} WITH TOTALS",
+    )
+    assert [c["type"] for c in body["columns"]] == ["string", "number", "number", "number"]
+    firsts = first_orders()
+    records = rows_in(*MARCH)
+    stores = by(records, lambda r: STORES[r["store_id"]].name)
+    got = as_map(body["rows"], "store")
+    assert set(got) == set(stores)
+    for name, part in stores.items():
+        assert got[name]["customers"] == customers(part), name
+        assert got[name]["returning_customers"] == returning(part, firsts), name
+        assert got[name]["returning_customer_rate"] == rate(part, firsts), name
+    assert body["totals"] == {
+        "customers": customers(records),
+        "returning_customers": returning(records, firsts),
+        "returning_customer_rate": rate(records, firsts),
+    }
+    assert 0 < body["totals"]["returning_customer_rate"] < 1
+
+
+def test_returning_customer_rate_by_month(con: duckdb.DuckDBPyConnection) -> None:
+    from tests.warehouse.query.data import NY, bucket_of, local
+
+    body = run(
+        con,
+        "FROM sales SHOW returning_customers, customers, returning_customer_rate "
+        "TIMESERIES month SINCE 2024-01-01 UNTIL 2024-03-31",
+    )
+    firsts = first_orders()
+    months = by(
+        rows_in(local(2024, 1, 1), local(2024, 4, 1)),
+        lambda r: bucket_of(r["happened_at"], "month", NY),
+    )
+    assert [r["month"] for r in body["rows"]] == ["2024-01-01", "2024-02-01", "2024-03-01"]
+    for row in body["rows"]:
+        part = months.get(row["month"], [])
+        assert row["returning_customers"] == returning(part, firsts), row
+        assert row["returning_customer_rate"] == rate(part, firsts), row
