@@ -34,10 +34,11 @@ from warehouse.query.diagnostics import START, Diagnostic, Pos, did_you_mean
 from warehouse.query.fields import (
     NOT_SYNCED,
     RATIO_METRICS,
-    SEMANTIC_METRICS,
     PartRegistry,
     aggregate,
     dimension_sql,
+    field_names,
+    is_semantic,
     lookup,
     source_for,
 )
@@ -417,7 +418,7 @@ class _Checker:
             )
             return None
         if field is None:
-            pool = [f.name for f in ds.fields if not dims_only or f.role == "dimension"]
+            pool = [f.name for f in field_names(ds) if not dims_only or f.role == "dimension"]
             hint = did_you_mean(name.name, [*pool, *extra])
             self.error(name.pos, f"Unknown field '{name.name}' in {ds.name}.{hint}")
             return None
@@ -563,7 +564,7 @@ class _Checker:
 
     def check_aggregation(self, call: ast.Call, field: Field) -> None:
         func = call.func
-        if self.ds.name == "sales" and field.name in SEMANTIC_METRICS:
+        if is_semantic(self.ds, field.name):
             raise self.error(
                 call.pos,
                 f"{field.name} is already an aggregate ({field.description.rstrip('.')}); "
@@ -738,7 +739,7 @@ class _Checker:
             self.field(left, self.ds)  # says why
             raise _Fail()
         if field is None:
-            pool = [f.name for f in self.ds.fields if f.role == "dimension"]
+            pool = [f.name for f in field_names(self.ds) if f.role == "dimension"]
             raise self.error(
                 left.pos,
                 f"Unknown field '{left.name}' in {self.ds.name}.{did_you_mean(left.name, pool)}",

@@ -7,6 +7,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 import duckdb
+import pytest
 
 from tests.warehouse.query.data import STORES
 from tests.warehouse.query.test_differential_forms import (
@@ -141,3 +142,118 @@ def test_returning_customer_rate_by_month(con: duckdb.DuckDBPyConnection) -> Non
         part = months.get(row["month"], [])
         assert row["returning_customers"] == returning(part, firsts), row
         assert row["returning_customer_rate"] == rate(part, firsts), row
+
+
+# ---- FROM customers: ShopifyQL's customers schema ----
+
+
+def first_purchases() -> list[dict[str, Any]]:
+    """The oracle's customers schema: each customer record of a readable store with an
+    order, with its first and last order's times (processed_at, else created_at)."""
+    from tests.warehouse.query.data import customer_rows, order_rows
+
+    times: dict[tuple[str, str], list[Any]] = {}
+    for o in order_rows():
+        at = o["processed_at"] or o["created_at"]
+        times.setdefault((o["store_id"], o["customer_id"]), []).append(at)
+    out = []
+    for c in customer_rows():
+        seen = times.get((c["store_id"], c["id"]))
+        if c["store_id"] in STORES and seen:
+            out.append({**c, "first": min(seen), "last": max(seen)})
+    return out
+
+
+def spent(records: list[dict[str, Any]], currency: str) -> Any:
+    """Amounts converted at the rate of the first order's day in the store's zone."""
+    from tests.warehouse.query.data import RATES, _round, _zone
+
+    amount = sum(
+        (
+            RATES.convert(
+                Decimal(r["total_spent"]),
+                r["currency"],
+                currency,
+                r["first"].astimezone(_zone(r["store_id"])).date(),
+            )
+            for r in records
+        ),
+        Decimal(0),
+    )
+    return amount, _round(amount, "money", currency)
+
+
+@pytest.mark.parametrize("currency", ["USD", "EUR"])
+def test_customers_by_month_of_first_order(
+    con: duckdb.DuckDBPyConnection, currency: str
+) -> None:
+    from tests.warehouse.query.data import NY, _round, bucket_of, local
+
+    body = run(
+        con,
+        "FROM customers SHOW new_customer_records, total_amount_spent, total_number_of_orders, "
+        "total_amount_spent_per_order GROUP BY month SINCE 2024-01-01 UNTIL 2024-04-30 "
+        f"WITH TOTALS, CURRENCY '{currency}'",
+    )
+    window = [r for r in first_purchases() if local(2024, 1, 1) <= r["first"] < local(2024, 5, 1)]
+    months = by(window, lambda r: bucket_of(r["first"], "month", NY))
+    got = as_map(body["rows"], "month")
+    assert set(got) == set(months) and len(got) >= 1
+    for month, part in [*months.items(), ("totals", window)]:
+        row = body["totals"] if month == "totals" else got[month]
+        exact, rounded = spent(part, currency)
+        orders = sum(r["orders_count"] for r in part)
+        assert row["new_customer_records"] == len(part), month
+        assert row["total_amount_spent"] == rounded, month
+        assert row["total_number_of_orders"] == orders, month
+        assert row["total_amount_spent_per_order"] == _round(exact / orders, "money", currency)
+    # Customers who never ordered are not rows of the schema.
+    assert body["totals"]["new_customer_records"] < 3 * 9
+
+
+def test_customers_filtered_by_their_number_of_orders(con: duckdb.DuckDBPyConnection) -> None:
+    body = run(
+        con,
+        "FROM customers SHOW new_customer_records, total_amount_spent "
+        "WHERE customer_number_of_orders > 3 AND customer_email IS NOT NULL "
+        "GROUP BY store SINCE 2023-01-01 UNTIL 2024-12-31",
+    )
+    kept = [r for r in first_purchases() if r["orders_count"] > 3 and r["email"] is not None]
+    stores = by(kept, lambda r: STORES[r["store_id"]].name)
+    got = as_map(body["rows"], "store")
+    assert set(got) == set(stores)
+    for name, part in stores.items():
+        assert got[name]["new_customer_records"] == len(part)
+        assert got[name]["total_amount_spent"] == spent(part, "USD")[1]
+
+
+def test_customers_first_and_last_order_dates(con: duckdb.DuckDBPyConnection) -> None:
+    from warehouse.query.dates import iso_utc
+
+    body = run(
+        con,
+        "FROM customers SHOW customer_id, first_order_date, last_order_date, "
+        "total_number_of_orders GROUP BY customer_id, first_order_date, last_order_date, store "
+        "SINCE 2023-01-01 UNTIL 2024-12-31 ORDER BY first_order_date ASC LIMIT 5",
+    )
+    expected = sorted(first_purchases(), key=lambda r: r["first"])[:5]
+    assert [(r["customer_id"], r["first_order_date"], r["last_order_date"]) for r in body["rows"]] == [
+        (r["id"], iso_utc(r["first"]), iso_utc(r["last"])) for r in expected
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("FROM customers SHOW new_customer_records GROUP BY rfm_group", "rfm_group is a field"),
+        ("FROM customers SHOW days_since_last_order", "days_since_last_order is a field"),
+        ("FROM customers SHOW sum(total_amount_spent_per_order)", "already an aggregate"),
+        ("FROM customers SHOW new_customers", "Unknown field 'new_customers'"),
+    ],
+)
+def test_customers_refusals(con: duckdb.DuckDBPyConnection, text: str, needle: str) -> None:
+    from quarry.errors import InvalidQuery
+
+    with pytest.raises(InvalidQuery) as caught:
+        run(con, text)
+    assert needle in str(caught.value.errors)
