@@ -65,6 +65,7 @@ from warehouse.query.plan import (
     StoreInfo,
     Top,
 )
+from warehouse.query.shopifyql_schemas import UNSYNCED_SCHEMAS
 from warehouse.query.sql import Sql
 from warehouse.tables import quote_literal
 
@@ -225,7 +226,14 @@ class _Checker:
                 self.error(START, "FROM is required: name a dataset, e.g. FROM sales.")
             return None
         ds = find_dataset(name.name)
-        if ds is None:
+        if ds is None and name.name in UNSYNCED_SCHEMAS:
+            self.error(
+                name.pos,
+                f"ShopifyQL has a '{name.name}' schema, but Quarry does not sync that data "
+                f"({UNSYNCED_SCHEMAS[name.name]}). Quarry answers from: "
+                f"{', '.join(d.name for d in DATASETS)}.",
+            )
+        elif ds is None:
             hint = did_you_mean(name.name, [d.name for d in DATASETS])
             self.error(name.pos, f"Unknown dataset '{name.name}'.{hint}")
         for extra in self.q.extra_datasets:
@@ -634,14 +642,9 @@ class _Checker:
         if len(dims) < 2:
             self.error(at, "WITH GROUP_TOTALS needs at least two dimensions in GROUP BY.")
             return []
-        if self.q.compare:
-            self.error(
-                at,
-                "WITH GROUP_TOTALS cannot be combined with COMPARE TO: ShopifyQL's reference "
-                "as Quarry has it does not say how a comparison's group totals are named, so "
-                "Quarry does not guess a column name clients would read.",
-            )
-            return []
+        # With COMPARE TO, the group totals are the query window's: ShopifyQL's WITH page
+        # does not forbid the pair, nor name a comparison's group totals, so Quarry adds
+        # none for the compared periods rather than guess a name clients would read.
         out = []
         for level, dim in enumerate(dims[:-1]):
             for m in metrics:

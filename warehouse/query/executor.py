@@ -767,9 +767,7 @@ class _Run:
                 assert col.level is not None
                 group = (key[0][: col.level + 1], key[1])
                 total = levels.get(col.level, {}).get(group) or self.empty_parts()
-                values[col.name] = metric_value(
-                    _evaluate(col.expr, total), col.type, plan.currency
-                )
+                values[col.name] = metric_value(_evaluate(col.expr, total), col.type, plan.currency)
             elif col.kind == "cumulative":
                 # A running total along time within the group: the exact sum so far,
                 # rounded once like any figure.

@@ -189,8 +189,7 @@ NOT_SYNCED: dict[str, dict[str, str]] = {
         "(or TIMESERIES month) groups customers by the month they first bought",
         "days_since_last_order": "the stored reference does not say how it aggregates over "
         "several customers: GROUP BY last_order_date, or FROM orders",
-        "percent_of_customers": "the stored reference does not say which total it is a "
-        "share of",
+        "percent_of_customers": "the stored reference does not say which total it is a share of",
     },
 }
 

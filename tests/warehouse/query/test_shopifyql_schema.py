@@ -184,9 +184,7 @@ def spent(records: list[dict[str, Any]], currency: str) -> Any:
 
 
 @pytest.mark.parametrize("currency", ["USD", "EUR"])
-def test_customers_by_month_of_first_order(
-    con: duckdb.DuckDBPyConnection, currency: str
-) -> None:
+def test_customers_by_month_of_first_order(con: duckdb.DuckDBPyConnection, currency: str) -> None:
     from tests.warehouse.query.data import NY, _round, bucket_of, local
 
     body = run(
@@ -237,9 +235,9 @@ def test_customers_first_and_last_order_dates(con: duckdb.DuckDBPyConnection) ->
         "SINCE 2023-01-01 UNTIL 2024-12-31 ORDER BY first_order_date ASC LIMIT 5",
     )
     expected = sorted(first_purchases(), key=lambda r: r["first"])[:5]
-    assert [(r["customer_id"], r["first_order_date"], r["last_order_date"]) for r in body["rows"]] == [
-        (r["id"], iso_utc(r["first"]), iso_utc(r["last"])) for r in expected
-    ]
+    assert [
+        (r["customer_id"], r["first_order_date"], r["last_order_date"]) for r in body["rows"]
+    ] == [(r["id"], iso_utc(r["first"]), iso_utc(r["last"])) for r in expected]
 
 
 @pytest.mark.parametrize(
@@ -257,3 +255,90 @@ def test_customers_refusals(con: duckdb.DuckDBPyConnection, text: str, needle: s
     with pytest.raises(InvalidQuery) as caught:
         run(con, text)
     assert needle in str(caught.value.errors)
+
+
+# ---- refusals real queries hit ----
+
+
+def _diagnostics(con: duckdb.DuckDBPyConnection, text: str) -> list[dict[str, Any]]:
+    from quarry.errors import InvalidQuery
+
+    with pytest.raises(InvalidQuery) as caught:
+        run(con, text)
+    return caught.value.errors
+
+
+@pytest.mark.parametrize("schema", ["sessions", "inventory", "payments", "campaign_sales"])
+def test_a_schema_quarry_does_not_sync_says_so_at_its_name(
+    con: duckdb.DuckDBPyConnection, schema: str
+) -> None:
+    errors = _diagnostics(con, f"FROM {schema}\n  SHOW sessions SINCE -30d")
+    assert len(errors) == 1
+    assert (errors[0]["line"], errors[0]["column"]) == (1, 6)
+    assert errors[0]["message"].startswith(
+        f"ShopifyQL has a '{schema}' schema, but Quarry does not sync that data"
+    )
+
+
+def test_an_unknown_dataset_is_still_unknown(con: duckdb.DuckDBPyConnection) -> None:
+    errors = _diagnostics(con, "FROM salez SHOW total_sales")
+    assert errors[0]["message"] == "Unknown dataset 'salez'. Did you mean 'sales'?"
+
+
+def test_an_invalid_visualization_type_is_a_parse_error_at_its_token(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    text = "FROM sales SHOW total_sales GROUP BY store\nVISUALIZE total_sales TYPE bars"
+    errors = _diagnostics(con, text)
+    assert errors == [
+        {
+            "line": 2,
+            "column": 28,
+            "message": "Unknown visualization type 'bars'. Did you mean 'bar'?",
+            "severity": "error",
+        }
+    ]
+
+
+@pytest.mark.parametrize("chart", ["bar", "horizontal_bar", "line", "list_with_dimension_values"])
+def test_the_visualization_types_in_use_run(con: duckdb.DuckDBPyConnection, chart: str) -> None:
+    body = run(
+        con, f"FROM sales SHOW total_sales GROUP BY store {M} VISUALIZE total_sales TYPE {chart}"
+    )
+    assert len(body["rows"]) == 3
+
+
+def test_group_totals_with_compare_to(con: duckdb.DuckDBPyConnection) -> None:
+    from tests.warehouse.query.data import local
+
+    body = run(
+        con,
+        "FROM sales SHOW total_sales GROUP BY store, sales_channel "
+        f"{M} COMPARE TO 2024-02-01 UNTIL 2024-02-29 WITH GROUP_TOTALS",
+    )
+    names = [c["name"] for c in body["columns"]]
+    assert names == [
+        "store",
+        "sales_channel",
+        "total_sales",
+        "comparison_total_sales__20240201_until_20240229",
+        "total_sales__store_totals",
+    ]
+    march = rows_in(*MARCH)
+    february = rows_in(local(2024, 2, 1), local(2024, 3, 1))
+    assert len(body["rows"]) > 3
+    for row in body["rows"]:
+
+        def mine(r: dict[str, Any], row: dict[str, Any] = row) -> bool:
+            return STORES[r["store_id"]].name == row["store"]
+
+        def cell(r: dict[str, Any], row: dict[str, Any] = row) -> bool:
+            return mine(r) and r["sales_channel"] == row["sales_channel"]
+
+        assert row["total_sales"] == total([r for r in march if cell(r)], "total_sales")
+        assert row["comparison_total_sales__20240201_until_20240229"] == total(
+            [r for r in february if cell(r)], "total_sales"
+        )
+        assert row["total_sales__store_totals"] == total(
+            [r for r in march if mine(r)], "total_sales"
+        )
