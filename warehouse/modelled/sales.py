@@ -29,9 +29,9 @@ for a cancelled order.
 Ids are deterministic per event: `<line id>.o`, `<refund line id>.r`,
 `<order id>.shipping.o`, `<refund id>.shipping.r`, `<order id>.duty.o`, `<refund id>.duty.r`,
 `<order id>.fee.o`, and a cancellation's `<line id>.c`, `<order id>.shipping.c`,
-`<order id>.duty.c`, `<order id>.fee.c`. Timestamps are UTC; happened_at_store and happened_at_account are the
-same instant as local times in the store's and the account's zones, computed here once
-rather than at every query.
+`<order id>.duty.c`, `<order id>.fee.c`. Timestamps are UTC; happened_at_store and
+happened_at_account are the same instant as local times in the store's and the account's
+zones, computed here once rather than at every query.
 """
 
 from __future__ import annotations
