@@ -469,6 +469,16 @@ def buckets(granularity: str, window: Window, clock: Clock) -> list[object]:
     return list(iter_buckets(granularity, window, clock))
 
 
+def first_buckets(granularity: str, window: Window, clock: Clock, count: int) -> Window:
+    """The part of `window` its first `count` buckets of hour ... year cover: a page of a
+    long TIMESERIES reads the events of the buckets it shows, not the whole window's."""
+    for k, bucket in enumerate(iter_buckets(granularity, window, clock)):
+        if k == count:
+            start = bucket if isinstance(bucket, datetime) else clock.midnight(bucket)  # type: ignore[arg-type]
+            return Window(window.gte, min(start, window.lt))
+    return window
+
+
 def iter_buckets(granularity: str, window: Window, clock: Clock) -> Iterator[object]:
     """buckets(), one at a time: a page of a long TIMESERIES lists only the buckets it
     shows."""

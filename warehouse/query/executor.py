@@ -293,7 +293,7 @@ class _Run:
     def result(self) -> QueryResult:
         plan = self.plan
         self.check_buckets()
-        main = self.grouped(plan.window)
+        main = self.grouped(self.page_window())
         compared = [(c, self.grouped(c.window)) for c in plan.comparisons]
         start = plan.offset
         end = start + plan.limit
@@ -685,6 +685,25 @@ class _Run:
             and plan.granularity not in dates.CYCLIC_GRANULARITIES
             and plan.order == [(plan.time.name, False)]
         )
+
+    def page_window(self) -> dates.Window:
+        """The window the main groups are read over: the query's, or for a series without
+        dimensions paged in time order (each bucket one row), the part its page's buckets
+        cover. Not with dimensions (every group seen anywhere in the window gets a row in
+        every bucket), TOP (ranked over the whole window), totals (read with the groups)
+        or HAVING (which may drop buckets, so the page can reach further)."""
+        plan = self.plan
+        if (
+            not self.pages_in_time_order()
+            or plan.dims
+            or plan.top is not None
+            or plan.having is not None
+            or self.rolls_up()
+        ):
+            return plan.window
+        assert plan.granularity is not None
+        shown = plan.offset + plan.limit + 1  # one more: is the result truncated?
+        return dates.first_buckets(plan.granularity, plan.window, plan.clock, shown)
 
     def filled_page(
         self,

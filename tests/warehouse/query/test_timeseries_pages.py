@@ -30,6 +30,12 @@ QUERIES = [
     "WITH TIMEZONE 'America/New_York'",
     "FROM sales SHOW orders GROUP BY store TIMESERIES month SINCE 2024-01-01 UNTIL 2024-04-30 "
     "HAVING orders > 100",
+    # Without dimensions the page's buckets bound the events read (executor.page_window).
+    "FROM sales SHOW total_sales, customers TIMESERIES day SINCE 2023-06-01 UNTIL 2024-03-31 "
+    "WITH CUMULATIVE_VALUES LIMIT 40 OFFSET 200",
+    "FROM sales SHOW total_sales TIMESERIES day SINCE 2023-06-01 UNTIL 2024-03-31 "
+    "COMPARE TO previous_year WITH PERCENT_CHANGE LIMIT 30 OFFSET 250",
+    "FROM sales SHOW net_sales TIMESERIES week SINCE 2023-01-01 UNTIL 2024-03-31 LIMIT 10",
 ]
 
 
@@ -55,3 +61,22 @@ def test_a_long_series_lists_only_its_page(con: duckdb.DuckDBPyConnection) -> No
     assert out["truncated"] is True
     assert out["rows"][0]["minute"] == "2024-03-01T00:00:00-05:00"
     assert out["rows"][-1]["minute"] == "2024-03-01T16:39:00-05:00"
+
+
+def test_a_page_reads_the_events_of_its_buckets_only() -> None:
+    """The page's window ends where its last bucket (and one more, for `truncated`) does."""
+    from datetime import UTC, datetime
+    from zoneinfo import ZoneInfo
+
+    from warehouse.query.dates import Clock, Window, first_buckets
+
+    clock = Clock(datetime(2024, 4, 15, tzinfo=UTC), ZoneInfo("America/New_York"))
+    window = Window(datetime(2024, 3, 1, 5, tzinfo=UTC), datetime(2024, 4, 1, 4, tzinfo=UTC))
+    # 3 days of the window and the start of a fourth: New York midnight of March 4.
+    assert first_buckets("day", window, clock, 3) == Window(
+        window.gte, datetime(2024, 3, 4, 5, tzinfo=UTC)
+    )
+    # Minutes: the 61st starts an hour in.
+    assert first_buckets("minute", window, clock, 60).lt == datetime(2024, 3, 1, 6, tzinfo=UTC)
+    # Fewer buckets than asked: the whole window.
+    assert first_buckets("month", window, clock, 5) == window
