@@ -557,8 +557,9 @@ class _Checker:
             if field.role != "metric":
                 raise self.error(expr.pos, f"{field.name} is a dimension: add it to GROUP BY.")
             func = field.default_aggregation or "sum"
-            type_ = "ratio" if ds.name == "sales" and field.name in RATIO_METRICS else None
-            return aggregate(field, func, self.fx, self.parts, ds), type_ or _agg_type(func, field)
+            ratio = ds.name == "sales" and field.name in RATIO_METRICS
+            metric_type = "ratio" if ratio else _agg_type(func, field)
+            return aggregate(field, func, self.fx, self.parts, ds), metric_type
         if isinstance(expr, ast.Call):
             if expr.func not in AGGREGATES:
                 hint = did_you_mean(expr.func, AGGREGATES)
