@@ -78,6 +78,8 @@ def bench_queries(dataset: Dataset) -> tuple[list[BenchQuery], list[str]]:
     weeks, weeks_params = _window(date(2025, 1, 6), date(2025, 6, 29))
     quarter, quarter_params = _window(date(2025, 4, 1), date(2025, 6, 30))
     dst, dst_params = _window(date(2025, 3, 3), date(2025, 3, 9))
+    june, june_params = _window(date(2025, 6, 1), date(2025, 6, 30))
+    zone = _quoted(ACCOUNT_TIMEZONE)  # a literal: DuckDB looks a bound zone up per row
     member = stores[:2]
     jpy = dataset.store_in("JPY")
     if jpy is None:
@@ -164,6 +166,71 @@ def bench_queries(dataset: Dataset) -> tuple[list[BenchQuery], list[str]]:
             f"SELECT {month}, sum({_amount('total_sales')}), sum({_amount('net_sales')}) "
             f"{FROM_SALES} WHERE t.store_id = ? AND {year} GROUP BY 1 ORDER BY 1",
             (jpy.id, *year_params),
+        ),
+        # Issue 31: shapes that took seconds on a 3,000-order home, and the customers
+        # schema. A TIMESERIES page holds the first 1,000 buckets (the default LIMIT), so
+        # the floor reads every event of the window and returns that page.
+        BenchQuery(
+            "minutes_30_days",
+            "TIMESERIES minute over 30 days (first page)",
+            "FROM sales SHOW total_sales TIMESERIES minute SINCE 2025-06-01 UNTIL 2025-06-30",
+            f"SELECT date_trunc('minute', t.happened_at_account), sum({_amount('total_sales')}) "
+            f"{FROM_SALES} WHERE {in_stores} AND {june} GROUP BY 1 ORDER BY 1 LIMIT 1000",
+            (*ids, *june_params),
+        ),
+        BenchQuery(
+            "hours_year",
+            "TIMESERIES hour over a year (first page)",
+            "FROM sales SHOW total_sales TIMESERIES hour SINCE 2024-07-01 UNTIL 2025-06-30",
+            f"SELECT date_trunc('hour', t.happened_at), sum({_amount('total_sales')}) "
+            f"{FROM_SALES} WHERE {in_stores} AND {year} GROUP BY 1 ORDER BY 1 LIMIT 1000",
+            (*ids, *year_params),
+        ),
+        BenchQuery(
+            "country_top_products_daily",
+            "Top 3 products per billing country, daily over a year (first page)",
+            "FROM sales SHOW total_sales GROUP BY billing_country, TOP 3 product_title "
+            "TIMESERIES day SINCE 2024-07-01 UNTIL 2025-06-30",
+            f"WITH base AS (SELECT t.billing_country AS c, t.product_title AS p, "
+            f"CAST(t.happened_at_account AS DATE) AS d, {_amount('total_sales')} AS a "
+            f"{FROM_SALES} WHERE {in_stores} AND {year}), "
+            "ranked AS (SELECT c, p, row_number() OVER (PARTITION BY c ORDER BY sum(a) DESC) "
+            "AS r FROM base GROUP BY c, p) "
+            "SELECT b.d, b.c, CASE WHEN r.r <= 3 THEN b.p ELSE 'Other' END AS p, sum(b.a) "
+            "FROM base b JOIN ranked r ON r.c IS NOT DISTINCT FROM b.c "
+            "AND r.p IS NOT DISTINCT FROM b.p GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 LIMIT 1000",
+            (*ids, *year_params),
+        ),
+        BenchQuery(
+            "customers_by_first_order",
+            "FROM customers: new customers and their spending by month of first order",
+            "FROM customers SHOW new_customer_records, total_amount_spent, "
+            "total_number_of_orders GROUP BY month SINCE 2024-07-01 UNTIL 2025-06-30",
+            "WITH firsts AS (SELECT store_id, customer_id, "
+            "min(coalesce(processed_at, created_at)) AS at FROM orders "
+            f"WHERE customer_id IS NOT NULL AND store_id IN ({marks}) GROUP BY 1, 2) "
+            f"SELECT CAST(date_trunc('month', timezone({zone}, f.at)) AS DATE), count(*), "
+            "sum(c.total_spent / coalesce(r.rate, 1)), sum(c.orders_count) "
+            "FROM firsts f JOIN customers c ON c.store_id = f.store_id AND c.id = f.customer_id "
+            "LEFT JOIN exchange_rates r ON r.base = 'USD' AND r.currency = c.currency "
+            f"AND r.date = CAST(timezone({zone}, f.at) AS DATE) "
+            "WHERE f.at >= ? AND f.at < ? GROUP BY 1 ORDER BY 1",
+            (*ids, *year_params),
+        ),
+        BenchQuery(
+            "returning_customers_monthly",
+            "Customers, returning customers and their rate, monthly",
+            "FROM sales SHOW customers, returning_customers, returning_customer_rate "
+            "TIMESERIES month SINCE 2024-07-01 UNTIL 2025-06-30",
+            "WITH firsts AS (SELECT store_id, customer_id, "
+            "arg_min(order_id, (happened_at, order_id)) AS first_order FROM sales "
+            f"WHERE event_type = 'order' AND customer_id IS NOT NULL AND store_id IN ({marks}) "
+            "GROUP BY 1, 2) "
+            f"SELECT {month}, count(DISTINCT t.customer_id), count(DISTINCT t.customer_id) "
+            "FILTER (WHERE t.order_id <> f.first_order) FROM sales t JOIN firsts f "
+            "ON f.store_id = t.store_id AND f.customer_id = t.customer_id "
+            f"WHERE t.event_type = 'order' AND {in_stores} AND {year} GROUP BY 1 ORDER BY 1",
+            (*ids, *ids, *year_params),
         ),
     ]
     return queries, notes

@@ -296,6 +296,19 @@ SALES = Dataset(
             "Number of distinct customers who placed an order in the window.",
             "count_distinct",
         ),
+        _number(
+            "returning_customers",
+            "Returning customers",
+            "Number of distinct customers who placed an order in the window that was not "
+            "their first in its store.",
+            "count_distinct",
+        ),
+        _number(
+            "returning_customer_rate",
+            "Returning customer rate",
+            "Returning customers / customers, as a fraction (0.25 is a quarter).",
+            "avg",
+        ),
         _number("ordered_item_quantity", "Ordered item quantity", "Units ordered."),
         _number("returned_item_quantity", "Returned item quantity", "Units returned (negative)."),
         _number("net_items_sold", "Net items sold", "Ordered plus returned quantity."),
@@ -331,6 +344,12 @@ SALES = Dataset(
             "Customer type",
             "First-time when the order is the customer's first in its store, else Returning; "
             "null without a customer.",
+        ),
+        _dim(
+            "new_or_returning_customer",
+            "New or returning customer",
+            "New when the order is the customer's first in its store, else Returning; null "
+            "without a customer.",
         ),
         _dim("order_name", "Order", "The order's name."),
         _dim("order_id", "Order ID", "Quarry id of the order."),

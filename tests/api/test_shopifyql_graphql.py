@@ -211,3 +211,27 @@ def test_group_totals_and_running_totals_are_generated(client: Client, shop: Que
     assert meta["total_sales__cumulative"]["type"] == "CUMULATIVE"
     assert meta["total_sales__cumulative"]["aggregatedBy"] == ["month"]
     assert [r["total_sales__cumulative"] for r in series["rows"]] == ["40.00", "175.00"]
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        (
+            "FROM sales SHOW total_sales VISUALIZE total_sales TYPE pie_chart",
+            "Unknown visualization type 'pie_chart'. (line 1, column 56)",
+        ),
+        (
+            "FROM sessions SHOW sessions",
+            "ShopifyQL has a 'sessions' schema, but Quarry does not sync that data",
+        ),
+    ],
+)
+def test_shopify_refusals_are_parse_errors(
+    client: Client, shop: QueryAccount, query: str, message: str
+) -> None:
+    """As ShopifyQL answers them (issue 31): parseErrors at the token, no tableData."""
+    response = _post(client, shop.keys["all"], {"query": TABLE, "variables": {"q": query}})
+    answer = response.json()["data"]["shopifyqlQuery"]
+    assert answer["tableData"] is None
+    (error,) = answer["parseErrors"]
+    assert message in error, error

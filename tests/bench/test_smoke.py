@@ -15,6 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 QUERIES = (
     "monthly_trend", "store_breakdown", "top_products", "weekly_customers",
     "compare_previous_period", "store_membership", "dst_week", "jpy_store",
+    "minutes_30_days", "hours_year", "country_top_products_daily", "customers_by_first_order",
+    "returning_customers_monthly",
 )  # fmt: skip
 EXPECTED = {
     "sync": ["sync.full.orders_per_second", "sync.incremental.merge_seconds"],

@@ -18,14 +18,20 @@ Names and meanings follow ShopifyQL's `sales` schema (warehouse.catalog.SALES):
   and on lines without a product. The order's shipping address, discount codes and whether
   it was cancelled are on every event of the order.
 
-So the total_sales of all of an order's events is total_price - total_refunded. A cancelled
-order counts like any other, as in Shopify: its refunds carry the reversal.
+- A cancelled order, when cancelled (event_type `return`, at its cancelled_at): what its
+  refunds did not reverse, line by line (units, value net of discounts, tax, cost) and for
+  shipping with its tax, duties and fees, as Shopify's sales reports count a cancellation
+  (quoted at _LINE_CANCELLED).
+
+So the total_sales of all of an order's events is total_price - total_refunded, and zero
+for a cancelled order.
 
 Ids are deterministic per event: `<line id>.o`, `<refund line id>.r`,
 `<order id>.shipping.o`, `<refund id>.shipping.r`, `<order id>.duty.o`, `<refund id>.duty.r`,
-`<order id>.fee.o`. Timestamps are UTC; happened_at_store and happened_at_account are the
-same instant as local times in the store's and the account's zones, computed here once
-rather than at every query.
+`<order id>.fee.o`, and a cancellation's `<line id>.c`, `<order id>.shipping.c`,
+`<order id>.duty.c`, `<order id>.fee.c`. Timestamps are UTC; happened_at_store and
+happened_at_account are the same instant as local times in the store's and the account's
+zones, computed here once rather than at every query.
 """
 
 from __future__ import annotations
@@ -158,9 +164,59 @@ _DUTY_RETURNED = _event(
     duties="-r.duties",
 )
 
+# A cancelled order is reversed on the day it was cancelled, as Shopify's sales reports
+# count it: "When you cancel an order, it appears as a sale for the day that it was placed
+# and a return for the day that it was canceled, so your sales numbers are zero for that
+# order overall." (help.shopify.com/manual/reports-and-analytics/shopify-reports/
+# report-types/sales-report, "Canceled orders"). Its refunds reverse what they refund on
+# their own days; the cancellation reverses the rest, whether or not it was ever refunded.
+_LINE_CANCELLED = _event(
+    id_="l.id || '.c'",
+    event_type="return",
+    line_type="product",
+    happened_at="o.cancelled_at",
+    product=_LINE_PRODUCT,
+    returned="-(l.quantity - coalesce(rl.quantity, 0))",
+    returns="-(l.price * l.quantity - l.discount - coalesce(rl.subtotal, 0))",
+    taxes="-(l.tax - coalesce(rl.tax, 0))",
+    cost="-(l.cost * (l.quantity - coalesce(rl.quantity, 0)))",
+    cost_recorded="l.cost IS NOT NULL",
+)
+_SHIPPING_CANCELLED = _event(
+    id_="o.id || '.shipping.c'",
+    event_type="return",
+    line_type="shipping",
+    happened_at="o.cancelled_at",
+    shipping="-(o.total_shipping - coalesce(r.shipping, 0))",
+    taxes="-(o.total_tax - coalesce(t.tax, 0) - coalesce(r.shipping_tax, 0))",
+)
+_DUTY_CANCELLED = _event(
+    id_="o.id || '.duty.c'",
+    event_type="return",
+    line_type="duty",
+    happened_at="o.cancelled_at",
+    duties="-(o.total_duties - coalesce(r.duties, 0))",
+)
+_FEE_CANCELLED = _event(
+    id_="o.id || '.fee.c'",
+    event_type="return",
+    line_type="fee",
+    happened_at="o.cancelled_at",
+    fees="-o.total_additional_fees",
+)
+
 SALES_SQL = f"""
 WITH line_tax AS (
     SELECT order_id, sum(tax) AS tax FROM order_lines GROUP BY order_id
+),
+line_refunded AS (
+    SELECT line_id, sum(quantity) AS quantity, sum(subtotal) AS subtotal, sum(tax) AS tax
+    FROM refund_lines GROUP BY line_id
+),
+order_refunded AS (
+    SELECT order_id, sum(shipping) AS shipping, sum(shipping_tax) AS shipping_tax,
+        sum(duties) AS duties
+    FROM refunds GROUP BY order_id
 ),
 events AS (
     SELECT {_LINE_ORDERED}
@@ -190,6 +246,27 @@ events AS (
     SELECT {_DUTY_RETURNED}
     FROM refunds r JOIN orders o ON o.id = r.order_id
     WHERE r.duties <> 0
+    UNION ALL
+    -- A cancellation reverses what the order's refunds left (see _LINE_CANCELLED).
+    SELECT {_LINE_CANCELLED}
+    FROM order_lines l JOIN orders o ON o.id = l.order_id
+    LEFT JOIN line_refunded rl ON rl.line_id = l.id
+    WHERE o.cancelled_at IS NOT NULL AND (l.quantity <> coalesce(rl.quantity, 0)
+        OR l.price * l.quantity - l.discount <> coalesce(rl.subtotal, 0)
+        OR l.tax <> coalesce(rl.tax, 0))
+    UNION ALL
+    SELECT {_SHIPPING_CANCELLED}
+    FROM orders o LEFT JOIN line_tax t ON t.order_id = o.id
+    LEFT JOIN order_refunded r ON r.order_id = o.id
+    WHERE o.cancelled_at IS NOT NULL AND (o.total_shipping <> coalesce(r.shipping, 0)
+        OR o.total_tax - coalesce(t.tax, 0) <> coalesce(r.shipping_tax, 0))
+    UNION ALL
+    SELECT {_DUTY_CANCELLED}
+    FROM orders o LEFT JOIN order_refunded r ON r.order_id = o.id
+    WHERE o.cancelled_at IS NOT NULL AND o.total_duties <> coalesce(r.duties, 0)
+    UNION ALL
+    SELECT {_FEE_CANCELLED}
+    FROM orders o WHERE o.cancelled_at IS NOT NULL AND o.total_additional_fees <> 0
 )
 SELECT * FROM (SELECT
     e.id, o.store_id, e.order_id, o.order_name, e.event_type, e.line_type, e.happened_at,

@@ -33,10 +33,12 @@ from warehouse.query.dates import (
 from warehouse.query.diagnostics import START, Diagnostic, Pos, did_you_mean
 from warehouse.query.fields import (
     NOT_SYNCED,
-    SEMANTIC_METRICS,
+    RATIO_METRICS,
     PartRegistry,
     aggregate,
     dimension_sql,
+    field_names,
+    is_semantic,
     lookup,
     source_for,
 )
@@ -63,6 +65,7 @@ from warehouse.query.plan import (
     StoreInfo,
     Top,
 )
+from warehouse.query.shopifyql_schemas import UNSYNCED_SCHEMAS
 from warehouse.query.sql import Sql
 from warehouse.tables import quote_literal
 
@@ -223,7 +226,14 @@ class _Checker:
                 self.error(START, "FROM is required: name a dataset, e.g. FROM sales.")
             return None
         ds = find_dataset(name.name)
-        if ds is None:
+        if ds is None and name.name in UNSYNCED_SCHEMAS:
+            self.error(
+                name.pos,
+                f"ShopifyQL has a '{name.name}' schema, but Quarry does not sync that data "
+                f"({UNSYNCED_SCHEMAS[name.name]}). Quarry answers from: "
+                f"{', '.join(d.name for d in DATASETS)}.",
+            )
+        elif ds is None:
             hint = did_you_mean(name.name, [d.name for d in DATASETS])
             self.error(name.pos, f"Unknown dataset '{name.name}'.{hint}")
         for extra in self.q.extra_datasets:
@@ -416,7 +426,7 @@ class _Checker:
             )
             return None
         if field is None:
-            pool = [f.name for f in ds.fields if not dims_only or f.role == "dimension"]
+            pool = [f.name for f in field_names(ds) if not dims_only or f.role == "dimension"]
             hint = did_you_mean(name.name, [*pool, *extra])
             self.error(name.pos, f"Unknown field '{name.name}' in {ds.name}.{hint}")
             return None
@@ -547,7 +557,9 @@ class _Checker:
             if field.role != "metric":
                 raise self.error(expr.pos, f"{field.name} is a dimension: add it to GROUP BY.")
             func = field.default_aggregation or "sum"
-            return aggregate(field, func, self.fx, self.parts, ds), _agg_type(func, field)
+            ratio = ds.name == "sales" and field.name in RATIO_METRICS
+            metric_type = "ratio" if ratio else _agg_type(func, field)
+            return aggregate(field, func, self.fx, self.parts, ds), metric_type
         if isinstance(expr, ast.Call):
             if expr.func not in AGGREGATES:
                 hint = did_you_mean(expr.func, AGGREGATES)
@@ -561,7 +573,7 @@ class _Checker:
 
     def check_aggregation(self, call: ast.Call, field: Field) -> None:
         func = call.func
-        if self.ds.name == "sales" and field.name in SEMANTIC_METRICS:
+        if is_semantic(self.ds, field.name):
             raise self.error(
                 call.pos,
                 f"{field.name} is already an aggregate ({field.description.rstrip('.')}); "
@@ -631,14 +643,9 @@ class _Checker:
         if len(dims) < 2:
             self.error(at, "WITH GROUP_TOTALS needs at least two dimensions in GROUP BY.")
             return []
-        if self.q.compare:
-            self.error(
-                at,
-                "WITH GROUP_TOTALS cannot be combined with COMPARE TO: ShopifyQL's reference "
-                "as Quarry has it does not say how a comparison's group totals are named, so "
-                "Quarry does not guess a column name clients would read.",
-            )
-            return []
+        # With COMPARE TO, the group totals are the query window's: ShopifyQL's WITH page
+        # does not forbid the pair, nor name a comparison's group totals, so Quarry adds
+        # none for the compared periods rather than guess a name clients would read.
         out = []
         for level, dim in enumerate(dims[:-1]):
             for m in metrics:
@@ -736,7 +743,7 @@ class _Checker:
             self.field(left, self.ds)  # says why
             raise _Fail()
         if field is None:
-            pool = [f.name for f in self.ds.fields if f.role == "dimension"]
+            pool = [f.name for f in field_names(self.ds) if f.role == "dimension"]
             raise self.error(
                 left.pos,
                 f"Unknown field '{left.name}' in {self.ds.name}.{did_you_mean(left.name, pool)}",

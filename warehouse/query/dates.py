@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
@@ -465,24 +466,39 @@ def bucket_position(granularity: str, window: Window, bucket: object, clock: Clo
 def buckets(granularity: str, window: Window, clock: Clock) -> list[object]:
     """Every bucket key of `granularity` that overlaps the window, in order: UTC instants
     for hours, first days (dates) for day to year, numbers for the cyclic ones."""
+    return list(iter_buckets(granularity, window, clock))
+
+
+def first_buckets(granularity: str, window: Window, clock: Clock, count: int) -> Window:
+    """The part of `window` its first `count` buckets of hour ... year cover: a page of a
+    long TIMESERIES reads the events of the buckets it shows, not the whole window's."""
+    for k, bucket in enumerate(iter_buckets(granularity, window, clock)):
+        if k == count:
+            start = bucket if isinstance(bucket, datetime) else clock.midnight(bucket)  # type: ignore[arg-type]
+            return Window(window.gte, min(start, window.lt))
+    return window
+
+
+def iter_buckets(granularity: str, window: Window, clock: Clock) -> Iterator[object]:
+    """buckets(), one at a time: a page of a long TIMESERIES lists only the buckets it
+    shows."""
     if granularity == "hour_of_day":
-        return list(range(24))
-    if granularity == "day_of_week":
-        return [(clock.week_start + k) % 7 + 1 for k in range(7)]  # ISO 1 = Monday
-    if granularity == "month_of_year":
-        return list(range(1, 13))
-    if granularity == "week_of_year":
-        return list(range(1, 54))  # ISO weeks
-    first = _first_bucket(granularity, window, clock)
-    out: list[object] = []
-    if isinstance(first, datetime):
-        at = first
-        while at < window.lt:
-            out.append(at)
-            at += _CLOCK_UNITS[granularity]
-        return out
-    day, step = first, period_step(granularity)
-    while clock.midnight(day) < window.lt:
-        out.append(day)
-        day = day + step
-    return out
+        yield from range(24)
+    elif granularity == "day_of_week":
+        yield from ((clock.week_start + k) % 7 + 1 for k in range(7))  # ISO 1 = Monday
+    elif granularity == "month_of_year":
+        yield from range(1, 13)
+    elif granularity == "week_of_year":
+        yield from range(1, 54)  # ISO weeks
+    else:
+        first = _first_bucket(granularity, window, clock)
+        if isinstance(first, datetime):
+            at = first
+            while at < window.lt:
+                yield at
+                at += _CLOCK_UNITS[granularity]
+            return
+        day, step = first, period_step(granularity)
+        while clock.midnight(day) < window.lt:
+            yield day
+            day = day + step

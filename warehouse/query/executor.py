@@ -293,15 +293,18 @@ class _Run:
     def result(self) -> QueryResult:
         plan = self.plan
         self.check_buckets()
-        main = self.grouped(plan.window)
+        main = self.grouped(self.page_window())
         compared = [(c, self.grouped(c.window)) for c in plan.comparisons]
-        rows = self.rows(main, compared)
-        rows = [r for r in rows if plan.having is None or _holds(plan.having, r[1])]
-        rows.sort(key=self.sort_key)
         start = plan.offset
         end = start + plan.limit
-        # Pushed down, the rows are only the candidates for the page; the count is SQL's.
-        count = self.group_count if self.group_count is not None else len(rows)
+        if self.pages_in_time_order():
+            rows, count = self.filled_page(main, compared, end + 1)
+        else:
+            rows = self.rows(main, compared)
+            rows = [r for r in rows if plan.having is None or _holds(plan.having, r[1])]
+            rows.sort(key=self.sort_key)
+            # Pushed down, the rows are only the candidates for the page; the count is SQL's.
+            count = self.group_count if self.group_count is not None else len(rows)
         truncated = not plan.limit_explicit and count > end
         page = rows[start:end]
         remainders = {}
@@ -665,7 +668,84 @@ class _Run:
         plan = self.plan
         if plan.fill:
             main = self.filled(main, plan.window)
-        aligned = []
+        aligned = self.aligned(compared)
+        running: dict[tuple[tuple[Any, ...], str], Decimal] = {}
+        return [
+            (key, self.row(key, parts, aligned, running))
+            for key, parts in sorted(main.items(), key=lambda item: self.time_order(item[0]))
+        ]
+
+    def pages_in_time_order(self) -> bool:
+        """Is the result a TIMESERIES in time order (its default order)? Its rows then come
+        bucket by bucket, and a page needs only the buckets it shows: filled_page."""
+        plan = self.plan
+        return (
+            plan.fill
+            and plan.time is not None
+            and plan.granularity not in dates.CYCLIC_GRANULARITIES
+            and plan.order == [(plan.time.name, False)]
+        )
+
+    def page_window(self) -> dates.Window:
+        """The window the main groups are read over: the query's, or for a series without
+        dimensions paged in time order (each bucket one row), the part its page's buckets
+        cover. Not with dimensions (every group seen anywhere in the window gets a row in
+        every bucket), TOP (ranked over the whole window), totals (read with the groups)
+        or HAVING (which may drop buckets, so the page can reach further)."""
+        plan = self.plan
+        if (
+            not self.pages_in_time_order()
+            or plan.dims
+            or plan.top is not None
+            or plan.having is not None
+            or self.rolls_up()
+        ):
+            return plan.window
+        assert plan.granularity is not None
+        shown = plan.offset + plan.limit + 1  # one more: is the result truncated?
+        return dates.first_buckets(plan.granularity, plan.window, plan.clock, shown)
+
+    def filled_page(
+        self,
+        main: dict[Key, list[Any]],
+        compared: list[tuple[Any, dict[Key, list[Any]]]],
+        wanted: int,
+    ) -> tuple[list[tuple[Key, dict[str, Any]]], int]:
+        """The first `wanted` rows of a TIMESERIES in time order (HAVING applied), and the
+        number of rows of the whole result, or of those listed when HAVING filters them.
+
+        The rows are what sort_key orders: by bucket, then Other last, then the groups'
+        text; a filled empty bucket is a row like any other, so a page of a long series
+        costs the buckets it shows, not the window's (43,200 minutes in 30 days)."""
+        plan = self.plan
+        assert plan.granularity is not None
+        top = plan.top.dim if plan.top is not None else None
+        combos = sorted(
+            {k[0] for k in main} or ({()} if not plan.dims else set()),
+            key=lambda c: (top is not None and c[top] == OTHER, tuple(str(v) for v in c)),
+        )
+        by_key = {(k[0], _bucket_key(k[1])): v for k, v in main.items()}
+        aligned = self.aligned(compared)
+        running: dict[tuple[tuple[Any, ...], str], Decimal] = {}
+        out: list[tuple[Key, dict[str, Any]]] = []
+        for bucket in dates.iter_buckets(plan.granularity, plan.window, plan.clock):
+            if len(out) >= wanted:
+                break
+            for combo in combos:
+                parts = by_key.get((combo, _bucket_key(bucket))) or self.empty_parts()
+                key = (combo, bucket)
+                values = self.row(key, parts, aligned, running)
+                if plan.having is None or _holds(plan.having, values):
+                    out.append((key, values))
+        if plan.having is not None:
+            return out, len(out)
+        return out, len(combos) * dates.bucket_count(plan.granularity, plan.window, plan.clock)
+
+    def aligned(
+        self, compared: list[tuple[Any, dict[Key, list[Any]]]]
+    ) -> list[tuple[str, dict[Key, list[Any]]]]:
+        """Each comparison's groups by their position in its window (see align)."""
+        out = []
         for comparison, groups in compared:
             index = {}
             for key, parts in groups.items():
@@ -673,48 +753,54 @@ class _Run:
                     index[self.align(comparison.window, key)] = parts
                 except KeyError:
                     continue
-            aligned.append((comparison.name, index))
-        out = []
-        levels = self.level_parts.get(plan.window, {})
-        running: dict[tuple[tuple[Any, ...], str], Decimal] = {}
-        for key, parts in sorted(main.items(), key=lambda item: self.time_order(item[0])):
-            values: dict[str, Any] = {}
-            raw: dict[str, Decimal | None] = {}
-            for col in plan.columns:
-                if col.kind == "time":
-                    values[col.name] = bucket_value(plan.granularity or "", key[1], plan.zone)
-                elif col.kind == "dim":
-                    value = key[0][plan.dims.index(_base(col, plan))]
-                    values[col.name] = (
-                        bucket_value(col.granularity, value, plan.zone)
-                        if col.granularity
-                        else dimension_value(value)
-                    )
-                elif col.kind == "metric":
-                    raw[col.name] = _evaluate(col.expr, parts)
-                    values[col.name] = metric_value(raw[col.name], col.type, plan.currency)
-                elif col.kind == "group_total":
-                    assert col.level is not None
-                    group = (key[0][: col.level + 1], key[1])
-                    total = levels.get(col.level, {}).get(group) or self.empty_parts()
-                    values[col.name] = metric_value(
-                        _evaluate(col.expr, total), col.type, plan.currency
-                    )
-                elif col.kind == "cumulative":
-                    # A running total along time within the group: the exact sum so far,
-                    # rounded once like any figure.
-                    series = (key[0], col.name)
-                    step = raw.get(col.base or "") or Decimal(0)
-                    running[series] = running.get(series, Decimal(0)) + step
-                    values[col.name] = metric_value(running[series], col.type, plan.currency)
-            for name, index in aligned:
-                try:
-                    cparts = index.get(self.align(plan.window, key)) or self.empty_parts()
-                except KeyError:
-                    cparts = self.empty_parts()
-                self.comparison_values(values, raw, cparts, name)
-            out.append((key, values))
+            out.append((comparison.name, index))
         return out
+
+    def row(
+        self,
+        key: Key,
+        parts: list[Any],
+        aligned: list[tuple[str, dict[Key, list[Any]]]],
+        running: dict[tuple[tuple[Any, ...], str], Decimal],
+    ) -> dict[str, Any]:
+        """One result row's values. `running` carries the running totals (CUMULATIVE_VALUES)
+        from the group's earlier buckets: rows come in time order within each group."""
+        plan = self.plan
+        levels = self.level_parts.get(plan.window, {})
+        values: dict[str, Any] = {}
+        raw: dict[str, Decimal | None] = {}
+        for col in plan.columns:
+            if col.kind == "time":
+                values[col.name] = bucket_value(plan.granularity or "", key[1], plan.zone)
+            elif col.kind == "dim":
+                value = key[0][plan.dims.index(_base(col, plan))]
+                values[col.name] = (
+                    bucket_value(col.granularity, value, plan.zone)
+                    if col.granularity
+                    else dimension_value(value)
+                )
+            elif col.kind == "metric":
+                raw[col.name] = _evaluate(col.expr, parts)
+                values[col.name] = metric_value(raw[col.name], col.type, plan.currency)
+            elif col.kind == "group_total":
+                assert col.level is not None
+                group = (key[0][: col.level + 1], key[1])
+                total = levels.get(col.level, {}).get(group) or self.empty_parts()
+                values[col.name] = metric_value(_evaluate(col.expr, total), col.type, plan.currency)
+            elif col.kind == "cumulative":
+                # A running total along time within the group: the exact sum so far,
+                # rounded once like any figure.
+                series = (key[0], col.name)
+                step = raw.get(col.base or "") or Decimal(0)
+                running[series] = running.get(series, Decimal(0)) + step
+                values[col.name] = metric_value(running[series], col.type, plan.currency)
+        for name, index in aligned:
+            try:
+                cparts = index.get(self.align(plan.window, key)) or self.empty_parts()
+            except KeyError:
+                cparts = self.empty_parts()
+            self.comparison_values(values, raw, cparts, name)
+        return values
 
     def time_order(self, key: Key) -> tuple[Any, ...]:
         """Groups in time order (for running totals): by group, then bucket."""

@@ -11,8 +11,21 @@ from warehouse.query.plan import Arith, Const, MetricExpr, Part, PartRef, Source
 
 ZERO = Decimal(0)
 
+# ShopifyQL's customers schema has "one row per customer, organized by when they first
+# bought" (shopify.dev/docs/api/shopifyql/latest/schemas/customers/customers): the customer
+# records of those who ordered, timed by their first order in the store (when it was
+# processed, as a sale is), with their last order's time beside it.
+_FIRST_ORDERS = (
+    "(SELECT c.*, o.first_order_at, o.last_order_at FROM customers c JOIN ("
+    "SELECT store_id, customer_id, min(coalesce(processed_at, created_at)) AS first_order_at,"
+    " max(coalesce(processed_at, created_at)) AS last_order_at FROM orders"
+    " WHERE customer_id IS NOT NULL GROUP BY store_id, customer_id"
+    ") o ON o.store_id = c.store_id AND o.customer_id = c.id)"
+)
+
 SOURCES = {
     "sales": Source("sales", "happened_at", "happened_at_account", "happened_at_store"),
+    "customers": Source(_FIRST_ORDERS, "first_order_at"),
 }
 
 _ORDERS_SQL = "COUNT(DISTINCT CASE WHEN t.event_type = 'order' THEN t.order_id END)"
@@ -31,6 +44,8 @@ _COSTED = "t.cost_is_recorded"
 SEMANTIC_METRICS = (
     "orders",
     "customers",
+    "returning_customers",
+    "returning_customer_rate",
     "average_order_value",
     "net_sales_with_cost_recorded",
     "gross_profit",
@@ -51,6 +66,11 @@ ALIASES: dict[str, dict[str, str]] = {
         "shipping_returned": "shipping_reversals",
         "taxes_returned": "tax_reversals",
         "total_returns": "total_sales_reversals",
+        # Names public ShopifyQL clients send for figures Quarry has (docs/query-language.md
+        # lists each with where it was found).
+        "quantity_ordered": "ordered_item_quantity",
+        "net_quantity": "net_items_sold",
+        "is_canceled_order": "order_cancelled",
     },
     # Record datasets answer to the names ShopifyQL's sales schema gives the same things
     # (`FROM orders SHOW orders GROUP BY order_id` as written for sales), and `orders` to
@@ -65,7 +85,18 @@ ALIASES: dict[str, dict[str, str]] = {
         "duties": "total_duties",
         "ordered_product_quantity": "item_quantity",
     },
-    "customers": {"customers": "customer_count", "customer_id": "id"},
+    # ShopifyQL's customers schema (shopify.dev/docs/api/shopifyql/latest/schemas/customers/
+    # customers): its figures that are a customer record's.
+    "customers": {
+        "customers": "customer_count",
+        "customer_id": "id",
+        "new_customer_records": "customer_count",
+        "total_amount_spent": "total_spent",
+        "total_number_of_orders": "orders_count",
+        "customer_email": "email",
+        "customer_city": "city",
+        "customer_country": "country",
+    },
     "products": {
         "products": "product_count",
         "product_id": "id",
@@ -73,6 +104,45 @@ ALIASES: dict[str, dict[str, str]] = {
         "product_vendor": "vendor",
     },
     "draft_orders": {"draft_orders": "draft_order_count", "draft_order_id": "id"},
+}
+
+# Fields a dataset answers in queries only: computed from other tables (the customers
+# schema's first and last order) or from other fields, so no record carries them.
+QUERY_FIELDS: dict[str, dict[str, Field]] = {
+    "customers": {
+        f.name: f
+        for f in (
+            Field(
+                "first_order_date",
+                "First order date",
+                "When the customer's first order in the store was processed (UTC).",
+                "date",
+                column="first_order_at",
+            ),
+            Field(
+                "last_order_date",
+                "Last order date",
+                "When the customer's latest order in the store was processed (UTC).",
+                "date",
+                column="last_order_at",
+            ),
+            Field(
+                "customer_number_of_orders",
+                "Number of orders",
+                "Orders the customer placed, as a dimension (WHERE customer_number_of_orders > 1).",
+                "number",
+                column="orders_count",
+            ),
+            Field(
+                "total_amount_spent_per_order",
+                "Amount spent per order",
+                "Total amount spent / total number of orders.",
+                "money",
+                "metric",
+                "avg",
+            ),
+        )
+    },
 }
 
 # Fields of ShopifyQL's `sales` schema that Quarry cannot answer from what it syncs today,
@@ -102,6 +172,25 @@ NOT_SYNCED: dict[str, dict[str, str]] = {
         "taxes": "its definition could not be checked against an order record's: total_tax "
         "is the taxes charged on the order, FROM sales SHOW taxes the sales schema's figure",
     },
+    "customers": {
+        **dict.fromkeys(
+            ("rfm_group", "predicted_spend_tier"),
+            "it is Shopify's own scoring of the customer, which Quarry does not sync",
+        ),
+        **dict.fromkeys(
+            ("customer_email_subscription_status", "customer_sms_subscription_status"),
+            "Quarry keeps email marketing consent as accepts_marketing (true or false), "
+            "not the subscription status",
+        ),
+        "customer_account_status": "Quarry keeps the account state as `state` "
+        "(enabled, disabled, invited), not under Shopify's values",
+        "customer_region": "a customer record holds its country and city, not its region",
+        "customer_cohort_month": "FROM customers is timed by the first order: GROUP BY month "
+        "(or TIMESERIES month) groups customers by the month they first bought",
+        "days_since_last_order": "the stored reference does not say how it aggregates over "
+        "several customers: GROUP BY last_order_date, or FROM orders",
+        "percent_of_customers": "the stored reference does not say which total it is a share of",
+    },
 }
 
 # The store a row belongs to, by name: a dimension of every dataset (stores are what an
@@ -110,20 +199,49 @@ STORE = Field("store", "Store", "Name of the store.", "string")
 
 # Is this order the customer's first in its store? Decided over every synced order of the
 # customer (not only those in the window), as Shopify's customer_type is.
-_CUSTOMER_TYPE_SQL = (
-    "CASE WHEN t.customer_id IS NULL THEN NULL WHEN t.order_id = (SELECT arg_min(x.order_id,"
-    " (x.happened_at, x.order_id)) FROM sales x WHERE x.event_type = 'order' AND"
-    " x.store_id = t.store_id AND x.customer_id = t.customer_id) THEN 'First-time'"
-    " ELSE 'Returning' END"
+_FIRST_ORDER_SQL = (
+    "(SELECT arg_min(x.order_id, (x.happened_at, x.order_id)) FROM sales x WHERE"
+    " x.event_type = 'order' AND x.store_id = t.store_id AND x.customer_id = t.customer_id)"
 )
+_CUSTOMER_TYPE_SQL = (
+    "CASE WHEN t.customer_id IS NULL THEN NULL WHEN t.order_id = "
+    f"{_FIRST_ORDER_SQL} THEN 'First-time' ELSE 'Returning' END"
+)
+# ShopifyQL's new_or_returning_customer: the same split, as Shopify's clients read it
+# ('New' / 'Returning').
+_NEW_OR_RETURNING_SQL = _CUSTOMER_TYPE_SQL.replace("'First-time'", "'New'")
+# Customers with an order in the window that was not their first: a customer whose first
+# and second orders both fall in the window is a customer, and a returning one.
+_RETURNING_SQL = (
+    "COUNT(DISTINCT CASE WHEN t.event_type = 'order' AND t.customer_id IS NOT NULL AND "
+    f"t.order_id <> {_FIRST_ORDER_SQL} THEN t.customer_id END)"
+)
+# Metrics written as a fraction (Shopify's clients read returning_customer_rate as one:
+# 0.2722, not 27.22), rounded to 4 places; see result.metric_value.
+RATIO_METRICS = ("returning_customer_rate",)
 
 
 def lookup(dataset: Dataset, name: str) -> Field | None:
-    """The field `name` stands for in `dataset`: its own, an alias's, or the store."""
+    """The field `name` stands for in `dataset`: its own, an alias's, a query-only one,
+    or the store."""
     field = dataset.field(ALIASES.get(dataset.name, {}).get(name, name))
+    if field is None:
+        field = QUERY_FIELDS.get(dataset.name, {}).get(name)
     if field is None and name == "store":
         return STORE
     return field
+
+
+def field_names(dataset: Dataset) -> list[Field]:
+    """Every field a query may name in `dataset` (for did-you-mean hints)."""
+    return [*dataset.fields, *QUERY_FIELDS.get(dataset.name, {}).values()]
+
+
+def is_semantic(dataset: Dataset, name: str) -> bool:
+    """Is `name` a metric computed from other columns, already an aggregate?"""
+    if dataset.name == "sales":
+        return name in SEMANTIC_METRICS
+    return dataset.name == "customers" and name == "total_amount_spent_per_order"
 
 
 def source_for(dataset: Dataset) -> Source:
@@ -136,6 +254,8 @@ def dimension_sql(field: Field) -> str:
         return "s.name"  # the store's name comes from the caller's readable stores
     if field.name == "customer_type":
         return _CUSTOMER_TYPE_SQL
+    if field.name == "new_or_returning_customer":
+        return _NEW_OR_RETURNING_SQL
     return f"t.{field.source}"
 
 
@@ -167,6 +287,14 @@ def aggregate(
     """The metric expression for func(field), func already validated."""
     if dataset.name == "sales" and field.name in SEMANTIC_METRICS:
         return semantic(field.name, fx, parts, dataset)
+    if is_semantic(dataset, field.name):  # the customers schema's amount spent per order
+        spent, orders = dataset.field("total_spent"), dataset.field("orders_count")
+        assert spent is not None and orders is not None
+        return Arith(
+            "/",
+            parts.ref(f"SUM({value_sql(spent, fx)})", ZERO),
+            parts.ref(f"SUM({value_sql(orders, fx)})", ZERO),
+        )
     if field.aggregate_only:
         return parts.ref("COUNT(*)", ZERO)
     value = value_sql(field, fx)
@@ -193,6 +321,10 @@ def semantic(name: str, fx: bool, parts: PartRegistry, dataset: Dataset) -> Metr
         return parts.ref(_ORDERS_SQL, ZERO)
     if name == "customers":
         return parts.ref(_CUSTOMERS_SQL, ZERO)
+    if name == "returning_customers":
+        return parts.ref(_RETURNING_SQL, ZERO)
+    if name == "returning_customer_rate":
+        return Arith("/", parts.ref(_RETURNING_SQL, ZERO), parts.ref(_CUSTOMERS_SQL, ZERO))
     if name in _REVERSALS:
         column = dataset.field(_REVERSALS[name])
         assert column is not None

@@ -17,6 +17,7 @@ from warehouse.query import ast
 from warehouse.query.dates import DateError, out_of_range, parse_literal
 from warehouse.query.diagnostics import Diagnostic, Pos, did_you_mean
 from warehouse.query.lexer import Kind, Token, lex
+from warehouse.query.shopifyql_schemas import VISUALIZATION_TYPES
 
 # Words that start a clause. BY alone is ShopifyQL's older spelling of GROUP BY.
 CLAUSE_WORDS = (
@@ -323,7 +324,13 @@ class _Parser:
             items.append(self.show_item())
             if self.tok.is_word("type"):
                 self.advance()
-                self.ident("a visualization type")
+                chart = self.ident("a visualization type")
+                if chart.name not in VISUALIZATION_TYPES:
+                    # As in ShopifyQL: an invalid TYPE is a parse error, not a table.
+                    hint = did_you_mean(chart.name, VISUALIZATION_TYPES)
+                    self.errors.append(
+                        Diagnostic(chart.pos, f"Unknown visualization type '{chart.name}'.{hint}")
+                    )
             if not self.at_op(","):
                 break
             self.advance()

@@ -170,7 +170,9 @@ class Column:
     level: int | None = None
 
     def public(self) -> dict[str, str]:
-        return {"name": self.name, "title": self.title, "type": self.type, "role": self.role}
+        # A ratio (a fraction, rounded to 4 places) is a number to clients.
+        type_ = "number" if self.type == "ratio" else self.type
+        return {"name": self.name, "title": self.title, "type": type_, "role": self.role}
 
 
 @dataclass(frozen=True)

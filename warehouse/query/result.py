@@ -13,6 +13,7 @@ from warehouse.query.dates import WEEKDAYS, iso_utc
 
 # Non-money numbers that are not whole (averages, ratios, percent changes) keep 2 places.
 _PLACES = Decimal("0.01")
+_RATIO_PLACES = Decimal("0.0001")
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,8 @@ def metric_value(value: Decimal | None, type_: str, currency: str) -> Any:
         return value
     if value == value.to_integral_value():
         return int(value)
+    if type_ == "ratio":  # a fraction such as returning_customer_rate: 0.2722
+        return value.quantize(_RATIO_PLACES, rounding=ROUND_HALF_UP)
     return value.quantize(_PLACES, rounding=ROUND_HALF_UP)
 
 

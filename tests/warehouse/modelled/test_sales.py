@@ -111,6 +111,11 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "r1.duty.r": {"event": "return/duty", "duties": "-2.00", "total_sales": "-2.00"},
     "l3.o": {"event": "order/product", "ordered_item_quantity": 2, "gross_sales": "200.00",
              "net_sales": "200.00", "total_sales": "200.00"},
+    # o2 was cancelled, never refunded: Shopify's sales reports count a cancellation as a
+    # return on the day it was cancelled (help.shopify.com/manual/reports-and-analytics/
+    # shopify-reports/report-types/sales-report, "Canceled orders").
+    "l3.c": {"event": "return/product", "returned_item_quantity": -2, "returns": "-200.00",
+             "net_sales": "-200.00", "total_sales": "-200.00"},
 }  # fmt: skip
 QUANTITIES = ("ordered_item_quantity", "returned_item_quantity")
 MONEY = (
@@ -151,7 +156,9 @@ def test_totals_reconcile_with_the_orders(sales: pa.Table) -> None:
     for row in sales.to_pylist():
         totals[row["order_id"]] = totals.get(row["order_id"], D(0)) + row["total_sales"]
     for order in ORDERS:
-        assert totals[order["id"]] == order["total_price"] - order["total_refunded"]
+        owed = order["total_price"] - order["total_refunded"]
+        # A cancelled order's sales are zero overall, as in Shopify's reports.
+        assert totals[order["id"]] == (D(0) if order.get("cancelled_at") else owed)
 
 
 def test_event_times_in_utc_store_and_account_zones(sales: pa.Table) -> None:
@@ -168,6 +175,8 @@ def test_event_times_in_utc_store_and_account_zones(sales: pa.Table) -> None:
     assert rows["l3.o"]["happened_at"] == _utc(2024, 11, 3, 5, 30)
     assert rows["l3.o"]["happened_at_store"] == datetime(2024, 11, 3, 1, 30)
     assert rows["l3.o"]["happened_at_account"] == datetime(2024, 11, 3, 6, 30)
+    # A cancellation's reversal happens when the order was cancelled.
+    assert rows["l3.c"]["happened_at"] == _utc(2024, 11, 4)
 
 
 def test_order_and_product_attributes_are_carried(sales: pa.Table) -> None:
@@ -277,6 +286,7 @@ def test_costs_addresses_codes_and_cancellation_are_carried(sales: pa.Table) -> 
         "l2.o": (None, False),
         "rl1.r": (D("-8.00"), True),
         "l3.o": (D("80.00"), True),
+        "l3.c": (D("-80.00"), True),
         "o1.shipping.o": (None, False),
         "o1.duty.o": (None, False),
         "o1.fee.o": (None, False),
@@ -289,3 +299,38 @@ def test_costs_addresses_codes_and_cancellation_are_carried(sales: pa.Table) -> 
         assert row["shipping_city"] == ("Toronto" if first else None), event_id
         assert row["discount_code"] == ("SAVE10" if first else None), event_id
         assert row["order_cancelled"] is (not first), event_id
+
+
+def test_a_cancellation_reverses_what_the_refunds_left() -> None:
+    """o1 cancelled after its refund: the refund keeps its own day and figures, and the
+    cancellation reverses the rest, line by line, with the order's fee, so the order's
+    sales are zero overall (Shopify: "your sales numbers are zero for that order
+    overall")."""
+    cancelled = ORDERS[0] | {"cancelled_at": _utc(2024, 3, 20, 10, 0)}
+    tables = {
+        "orders": _table("orders", [cancelled]),
+        "order_lines": _table("order_lines", [r for r in LINES if r["order_id"] == "o1"]),
+        "refunds": _table("refunds", REFUNDS),
+        "refund_lines": _table("refund_lines", REFUND_LINES),
+    }
+    sales = sales_from_tables(tables, store_timezone="UTC", account_timezone="UTC")
+    rows = {row["id"]: row for row in sales.to_pylist()}
+    # What the refund left: l1's 2 units (59.97 - 6.00 - 17.99 = 35.98, tax 5.40 - 1.80),
+    # all of l2, the fee; shipping and duties were refunded in full.
+    assert set(rows) == set(EXPECTED) - {"l3.o", "l3.c"} | {"l1.c", "l2.c", "o1.fee.c"}
+    expected = {
+        "l1.c": (-2, D("-35.98"), D("-3.60"), D("-16.00"), D("0")),
+        "l2.c": (-1, D("-5.00"), D("-0.50"), None, D("0")),
+        "o1.fee.c": (0, D("0"), D("0"), None, D("-1.25")),
+    }
+    for event_id, (units, returns, taxes, cost, fees) in expected.items():
+        row = rows[event_id]
+        assert row["event_type"] == "return" and row["happened_at"] == _utc(2024, 3, 20, 10)
+        assert (row["returned_item_quantity"], row["returns"], row["taxes"]) == (
+            units,
+            returns,
+            taxes,
+        ), event_id
+        assert (row["cost_of_goods_sold"], row["additional_fees"]) == (cost, fees), event_id
+    assert sum((r["total_sales"] for r in rows.values()), D(0)) == D(0)
+    assert sum(r["net_items_sold"] for r in rows.values()) == 0

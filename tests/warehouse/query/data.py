@@ -20,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 
 from warehouse.query import StoreInfo, run_query
-from warehouse.schemas import EXCHANGE_RATES, ORDERS, SALES
+from warehouse.schemas import CUSTOMERS, EXCHANGE_RATES, ORDERS, SALES
 
 NY = ZoneInfo("America/New_York")
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -244,6 +244,40 @@ def order_rows() -> list[dict[str, Any]]:
     return out
 
 
+def customer_rows() -> list[dict[str, Any]]:
+    """The customer records of every store: c0..c6 have orders (order_rows), c7 and c8
+    never ordered. Lifetime figures (orders_count, total_spent) are the platform's own,
+    independent of the orders synced, as Shopify's are."""
+    rng = random.Random(13)
+    out = []
+    for store in [*STORES, "st_hidden"]:
+        currency = STORES[store].currency if store in STORES else HIDDEN.currency
+        for k in range(9):
+            at = datetime(2023, 6, 1, tzinfo=UTC) + timedelta(hours=rng.randrange(24 * 300))
+            out.append(
+                {
+                    "id": f"c{k}",
+                    "store_id": store,
+                    "platform_id": str(k),
+                    "first_name": f"First{k}",
+                    "last_name": f"Last{k}",
+                    "customer_name": f"Customer {k}",
+                    "email": f"c{k}@example.com" if k % 4 else None,
+                    "country": rng.choice(["US", "DE", "JP", None]),
+                    "city": rng.choice(["Springfield", "Berlin", None]),
+                    "state": rng.choice(["enabled", "disabled", "invited"]),
+                    "accepts_marketing": k % 2 == 0,
+                    "tags": None,
+                    "created_at": at,
+                    "updated_at": at,
+                    "currency": currency,
+                    "orders_count": rng.randint(1, 9),
+                    "total_spent": _money(rng, currency, 20, 900),
+                }
+            )
+    return out
+
+
 def connect(sales: list[dict[str, Any]] | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with sales, orders and exchange_rates as tables."""
     con = duckdb.connect()
@@ -251,6 +285,7 @@ def connect(sales: list[dict[str, Any]] | None = None) -> duckdb.DuckDBPyConnect
     for name, schema, rows in (
         ("sales", SALES.schema, sales if sales is not None else sales_rows()),
         ("orders", ORDERS.schema, order_rows()),
+        ("customers", CUSTOMERS.schema, customer_rows()),
         ("exchange_rates", EXCHANGE_RATES.schema, rate_rows()),
     ):
         table = pa.Table.from_pylist(rows, schema=schema)

@@ -143,7 +143,8 @@ GAPS: list[tuple[str, str, str]] = [
         f"{DOCS}/syntax/group-by",
         "FROM payments SHOW net_payments GROUP BY payment_method WITH TOTALS SINCE -30d "
         "UNTIL today ORDER BY net_payments DESC LIMIT 10",
-        "Unknown dataset 'payments'.",
+        # Issue 31: a schema ShopifyQL has is not "unknown"; its data is not synced.
+        "ShopifyQL has a 'payments' schema, but Quarry does not sync that data",
     ),
     (
         f"{SKILL_EX}/period-comparison.md",
