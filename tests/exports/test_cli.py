@@ -44,7 +44,9 @@ def test_apply_then_list(account: str, tmp_path: Path) -> None:
     assert "Orders" in invoke("exports", "list", "--account", account).stdout
 
 
-def test_each_problem_of_a_bad_file_is_a_line_naming_file_key_and_problem(account: str, tmp_path: Path) -> None:
+def test_each_problem_of_a_bad_file_is_a_line_naming_file_key_problem(
+    account: str, tmp_path: Path
+) -> None:
     path = tmp_path / "bad.yaml"
     entry = {"name": "X", "entity_type": "orders", "format": "csv", "columns": ["nope"]}
     path.write_text(yaml.safe_dump({"exports": [entry]}))
