@@ -1,5 +1,7 @@
-"""Prometheus metrics at GET /metrics when QUARRY_METRICS=on (off by default; no key, so
-expose it only where the scraper reaches it).
+"""Prometheus metrics at GET /metrics when QUARRY_METRICS=on (off by default). It names
+every account's stores: with QUARRY_METRICS_TOKEN set only a request sending that token as
+`Authorization: Bearer <token>` is answered (401 otherwise); without it, expose /metrics only
+where the scraper reaches it.
 
 - `quarry_http_requests_total{method, route, status}` and
   `quarry_http_request_duration_seconds{method, route}`: every request, by the route's
@@ -16,6 +18,7 @@ what the workers report.
 
 from __future__ import annotations
 
+import hmac
 import time
 from collections.abc import Iterator
 
@@ -28,6 +31,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from api.problems import problem_response
+from quarry.errors import Unauthorized
 from registry.db import Registry
 from registry.models import ExportJob, Store, utcnow
 
@@ -65,7 +70,8 @@ class RegistryFacts(Collector):
 class Metrics:
     """The app's metrics: a registry of its own, the request middleware's instruments."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Registry, token: str | None = None) -> None:
+        self.token = token
         self.collectors = CollectorRegistry()
         self.requests = Counter(
             "quarry_http_requests",
@@ -81,8 +87,22 @@ class Metrics:
         )
         self.collectors.register(RegistryFacts(registry))
 
-    def exposition(self, _: Request) -> Response:
+    def exposition(self, request: Request) -> Response:
+        if self.token is not None and not self._token_sent(request):
+            refused = Unauthorized("send QUARRY_METRICS_TOKEN as `Authorization: Bearer <token>`")
+            return problem_response(refused, request.url.path)
         return Response(generate_latest(self.collectors), media_type=CONTENT_TYPE_LATEST)
+
+
+    def _token_sent(self, request: Request) -> bool:
+        sent = request.headers.getlist("authorization")
+        if len(sent) != 1 or self.token is None:
+            return False
+        scheme, _, credentials = sent[0].partition(" ")
+        # Constant time: the answer must not tell how much of a guess was right.
+        return scheme.lower() == "bearer" and hmac.compare_digest(
+            credentials.strip().encode(), self.token.encode()
+        )
 
 
 class MetricsMiddleware:

@@ -10,7 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import func, select
 
 from registry.models import ExportJob
-from tests.api.conftest import Client
+from tests.api.conftest import Client, assert_problem
 from tests.api.world import World
 from tests.exports.conftest import apply_yaml
 
@@ -68,3 +68,18 @@ def test_requests_jobs_and_syncs_are_measured(make_client: Any, world: World) ->
         )
     jobs = {s.labels["status"]: s.value for s in samples.get("quarry_export_jobs", [])}
     assert jobs == expected and jobs["queued"] >= 1
+
+
+def test_a_metrics_token_keeps_the_store_names_private(make_client: Any, world: World) -> None:
+    client: Client = make_client(metrics=True, metrics_token="scrape-me-0123456789")
+    for refused in (
+        client.get("/metrics"),
+        client.get("/metrics", key="scrape-me-wrong-456789"),
+        client.get("/metrics", key=world.keys["a_all"]),  # an API key is not the token
+        client.get("/metrics", headers={"Authorization": "Basic scrape-me-0123456789"}),
+    ):
+        body = assert_problem(refused, 401, "Unauthorized")
+        assert refused.headers["www-authenticate"] == "Bearer"
+        assert "QUARRY_METRICS_TOKEN" in body["detail"] and "st_a1" not in refused.text
+    answered = client.get("/metrics", key="scrape-me-0123456789")
+    assert answered.status_code == 200 and "quarry_store_seconds_since_last_sync" in answered.text
