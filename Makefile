@@ -23,12 +23,14 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 services:
 	bash scripts/services.sh
 
-# Style, types (mypy, configured in pyproject.toml) and the layers (import-linter).
+# Style, types (mypy, configured in pyproject.toml), the layers (import-linter) and
+# .env.example against the settings classes (`python -m cli.env_example` rewrites it).
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/python -m cli.env_example --check
 
 test: install services
 	$(BIN)/ruff check .

@@ -93,7 +93,6 @@ class Metrics:
             return problem_response(refused, request.url.path)
         return Response(generate_latest(self.collectors), media_type=CONTENT_TYPE_LATEST)
 
-
     def _token_sent(self, request: Request) -> bool:
         sent = request.headers.getlist("authorization")
         if len(sent) != 1 or self.token is None:
