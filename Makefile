@@ -37,10 +37,13 @@ test: install services
 	$(BIN)/mypy
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --timeout $(PYTEST_TIMEOUT) $(PYTEST_ARGS)
 
-# The service on embedded defaults: seeds (or reuses) a demo account, syncs it, prints a
-# key with curl examples, and runs the API on :8000 and the Dagster UI on :3000.
+# The service on embedded defaults: seeds (or reuses) a demo account, syncs it, runs the
+# API on :$(PORT) and the Dagster UI on :$(DAGSTER_PORT), and prints the account, the demo's
+# key and curl examples once the API answers. `make demo PORT=8080 DAGSTER_PORT=3080`.
+PORT ?= 8000
+DAGSTER_PORT ?= 3000
 demo: install
-	$(BIN)/quarry demo start
+	$(BIN)/quarry demo start --port $(PORT) --dagster-port $(DAGSTER_PORT)
 
 # The benchmark harness (bench/, docs/benchmark.md): 1,000,000 orders, figures against floors.
 bench: install
