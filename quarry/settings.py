@@ -79,6 +79,10 @@ class Settings(BaseSettings):
     # request sending it as `Authorization: Bearer <token>` is answered (it names stores).
     metrics: bool = False
     metrics_token: str | None = None
+    # Figures of syncs and stores carry a store's id up to this many stores in the
+    # registry, and only its account's id past it: a fleet's thousands of stores would
+    # make as many series per figure (quarry.measures).
+    metrics_max_stores: int = Field(default=200, ge=0)
     # How long the API keeps a query's result for the same request on the same snapshot;
     # 0 turns the cache off (the benchmark measures the engine that way).
     query_cache_seconds: float = Field(default=300.0, ge=0)
