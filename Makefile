@@ -39,9 +39,10 @@ test: install services
 
 # The service on embedded defaults: seeds (or reuses) a demo account, syncs it, runs the
 # API on :$(PORT) and the Dagster UI on :$(DAGSTER_PORT), and prints the account, the demo's
-# key and curl examples once the API answers. `make demo PORT=8080 DAGSTER_PORT=3080`.
-PORT ?= 8000
-DAGSTER_PORT ?= 3000
+# key and curl examples once the API answers. `make demo PORT=8080 DAGSTER_PORT=3080`
+# (on make's command line: a PORT in the environment, as some hosts set, is not taken).
+PORT = 8000
+DAGSTER_PORT = 3000
 demo: install
 	$(BIN)/quarry demo start --port $(PORT) --dagster-port $(DAGSTER_PORT)
 

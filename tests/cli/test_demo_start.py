@@ -4,8 +4,10 @@ once the service answers."""
 
 from __future__ import annotations
 
+import os
 import socket
 import stat
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -110,3 +112,18 @@ def test_an_address_is_said_once_its_service_answers(tmp_path: Path) -> None:
     assert supervisor.run() == 0
     assert len(said) == 1 and said[0] - started >= 2
     assert announcement.done
+
+
+def test_make_demo_passes_its_ports() -> None:
+    root = Path(__file__).resolve().parents[2]
+    planned = subprocess.run(
+        ["make", "-n", "-C", str(root), "demo", "PORT=8080", "DAGSTER_PORT=3080"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "quarry demo start --port 8080 --dagster-port 3080" in planned.stdout
+    # Only make's command line sets them: a PORT some host put in the environment does not.
+    default = subprocess.run(
+        ["make", "-n", "-C", str(root), "demo"],
+        capture_output=True, text=True, check=True, env={**os.environ, "PORT": "1234"},
+    )  # fmt: skip
+    assert "quarry demo start --port 8000 --dagster-port 3000" in default.stdout
