@@ -211,6 +211,11 @@ _DAGSTER_TEXT = re.compile(
     r"^(?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}) - (?P<logger>[\w.\-]+) - "
     r"(?P<level>[A-Z]+) - (?P<message>.*)$"
 )
+# A traceback's lines, as Python prints an uncaught exception: its header, its indented
+# frames, and the exception's own line.
+_TRACEBACK = re.compile(
+    r"^(Traceback \(most recent call last\):|\s+\S|[\w.]+(Error|Exception|Interrupt)(:|$))"
+)
 # Dagster's JSON field names, as Quarry names them.
 _DAGSTER_FIELDS = {"event": "message", "timestamp": "time"}
 
@@ -220,7 +225,8 @@ def as_quarry_json(line: str, source: str) -> str:
     daemon, code servers, the API) as one of Quarry's JSON lines: Quarry's own pass
     unchanged, Dagster's JSON gets Quarry's field names, Dagster's text lines (with their
     colours) are parsed, and any other text is the message of a line whose `logger` is
-    `source`. An empty line stays empty."""
+    `source` (level `error` for a traceback's lines, else `info`). An empty line stays
+    empty."""
     text = _ANSI.sub("", line).rstrip("\r\n")
     if not text.strip():
         return ""
@@ -245,7 +251,8 @@ def as_quarry_json(line: str, source: str) -> str:
             "logger": match["logger"],
             "message": match["message"],
         })  # fmt: skip
-    return _ordered_json({"time": _now(), "level": "info", "logger": source, "message": text})
+    level = "error" if _TRACEBACK.match(text) else "info"
+    return _ordered_json({"time": _now(), "level": level, "logger": source, "message": text})
 
 
 def _now() -> str:

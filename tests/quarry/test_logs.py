@@ -244,3 +244,15 @@ def test_a_code_server_at_error_prints_only_errors(quarry_env: Settings) -> None
     assert "No heartbeat" not in printed and "Shutting down" not in printed
     assert printed.count("Error while importing code") == 1  # Dagster's handler, once
     assert "Quarry's own warning" in done.stderr
+
+
+def test_a_child_s_traceback_is_error_lines() -> None:
+    from quarry.logs import as_quarry_json
+
+    traceback = ["Traceback (most recent call last):", '  File "x.py", line 1, in <module>',
+                 "ValueError: no"]  # fmt: skip
+    lines = [json.loads(as_quarry_json(text + "\n", "api")) for text in traceback]
+    assert [(line["level"], line["logger"]) for line in lines] == [("error", "api")] * 3
+    assert [line["message"] for line in lines] == traceback
+    assert json.loads(as_quarry_json("serving\n", "api"))["level"] == "info"
+    assert as_quarry_json("\n", "api") == ""
