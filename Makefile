@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml constraints.txt
+$(VENV)/.installed: pyproject.toml constraints.txt clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]' -e 'clients/python[pandas]'
@@ -23,22 +23,28 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 services:
 	bash scripts/services.sh
 
-# Style, types (mypy, configured in pyproject.toml) and the layers (import-linter).
+# Style, types (mypy, configured in pyproject.toml), the layers (import-linter) and
+# .env.example against the settings classes (`python -m cli.env_example` rewrites it).
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/python -m cli.env_example --check
 
 test: install services
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup --timeout $(PYTEST_TIMEOUT) $(PYTEST_ARGS)
 
-# The service on embedded defaults: seeds (or reuses) a demo account, syncs it, prints a
-# key with curl examples, and runs the API on :8000 and the Dagster UI on :3000.
+# The service on embedded defaults: seeds (or reuses) a demo account, syncs it, runs the
+# API on :$(PORT) and the Dagster UI on :$(DAGSTER_PORT), and prints the account, the demo's
+# key and curl examples once the API answers. `make demo PORT=8080 DAGSTER_PORT=3080`
+# (on make's command line: a PORT in the environment, as some hosts set, is not taken).
+PORT = 8000
+DAGSTER_PORT = 3000
 demo: install
-	$(BIN)/quarry demo start
+	$(BIN)/quarry demo start --port $(PORT) --dagster-port $(DAGSTER_PORT)
 
 # The benchmark harness (bench/, docs/benchmark.md): 1,000,000 orders, figures against floors.
 bench: install

@@ -108,7 +108,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(ResponseHeadersMiddleware)
     if settings.metrics:
-        metrics = Metrics(registry)
+        metrics = Metrics(registry, settings.metrics_token, settings.metrics_max_stores)
         # Outermost: every request is counted, refusals of the other middleware too.
         app.add_middleware(MetricsMiddleware, metrics=metrics)
         app.add_route(METRICS_PATH, metrics.exposition, include_in_schema=False)

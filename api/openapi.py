@@ -63,7 +63,8 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
                     media = content.pop("application/json", None) or {}
                     content.setdefault(PROBLEM_MEDIA_TYPE, media)
                 if path.startswith("/v1/"):
-                    response["headers"] = _headers(status)
+                    # A route's own headers (the run's Location) stay, after the common ones.
+                    response["headers"] = {**_headers(status), **response.get("headers", {})}
     components = schema.get("components", {}).get("schemas", {})
     for name in ("HTTPValidationError", "ValidationError"):
         components.pop(name, None)

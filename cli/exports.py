@@ -4,14 +4,16 @@ delete them, clean up old files."""
 from __future__ import annotations
 
 import os
+import sys
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 import yaml
 
 from cli.context import AppContext, echo_json, echo_table, pass_app
+from quarry.errors import InvalidRequest
 
 if TYPE_CHECKING:
     from exports.configs.definition import ExportDefinition
@@ -60,7 +62,10 @@ def apply(
     )
 
     with app.registry.session() as session:
-        definitions = check_file(session, app.settings, account_id, path)
+        try:
+            definitions = check_file(session, app.settings, account_id, path)
+        except InvalidRequest as invalid:
+            _report_problems(invalid, path, as_json)
         for warning in unset_variables(definitions, os.environ):
             click.echo(f"warning: {warning}", err=True)
         if dry_run:
@@ -76,6 +81,16 @@ def apply(
         return
     for item in applied:
         click.echo(f"{'created' if item.created else 'updated'} {item.id}  {item.name}")
+
+
+def _report_problems(invalid: InvalidRequest, path: Path, as_json: bool) -> NoReturn:
+    """Several problems of the file: one `error:` line each, for a person to read (with
+    `--json`, and for a single problem, the usual one line)."""
+    if len(invalid.errors) < 2 or as_json:
+        raise invalid
+    for problem in invalid.errors:
+        click.echo(f"error: {path}: {problem.get('field')}: {problem.get('message')}", err=True)
+    sys.exit(1)
 
 
 # A preview cell longer than this is cut: the point is to recognise the rows.

@@ -17,7 +17,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 
@@ -25,6 +27,7 @@ import click
 import yaml
 
 from cli.context import AppContext, echo_json, pass_app
+from cli.readiness import Announcement, check_ports_free
 from quarry.errors import ConfigurationError
 from quarry.logs import dagster_options, level_of, uvicorn_log_config
 from quarry.settings import Settings
@@ -32,7 +35,8 @@ from registry.accounts import list_stores
 from registry.db import Registry
 
 STOP_GRACE_SECONDS = 10.0
-DEMO_SCOPES = ("read_data", "exports")
+PORTS_HINT = "stop what uses it, or choose others (`quarry up --port ... --dagster-port ...`)"
+DEMO_PORTS_HINT = "stop what uses it, or choose others: `make demo PORT=8080 DAGSTER_PORT=3080`"
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 LOCATION = "quarry"  # the code location's name (pipelines.exports.launcher submits runs to it)
 GRPC_HEADER = "# Written by `quarry orchestrator`: the worker at QUARRY_WORKER_ADDRESS.\n"
@@ -218,17 +222,44 @@ def housekeeper(app: AppContext) -> None:
     run_housekeeper(app.settings, stop)
 
 
-def run_services(settings: Settings, *, host: str, port: int, dagster_port: int) -> int:
-    """Start every role on this machine and supervise them; returns the exit status."""
-    dagster_url = f"http://{host}:{dagster_port}"
+def run_services(
+    settings: Settings,
+    *,
+    host: str,
+    port: int,
+    dagster_port: int,
+    on_api_ready: Callable[[str], None] | None = None,
+) -> int:
+    """Start every role on this machine and supervise them; returns the exit status. The
+    addresses are printed once each service answers (`on_api_ready(base URL)` then too),
+    "starting..." until then."""
+    check_ports_free(host, {"the API": port, "the Dagster UI": dagster_port}, PORTS_HINT)
+    api_url, dagster_url = f"http://{host}:{port}", f"http://{host}:{dagster_port}"
     commands = {
         "api": [_tool("quarry"), "serve", "--host", host, "--port", str(port)],
         **_orchestrator_commands(settings, host, dagster_port),
     }
-    click.echo(f"API on http://{host}:{port}, Dagster UI on {dagster_url}")
+
+    def api_ready() -> None:
+        click.echo(f"API ready on {api_url}")
+        if on_api_ready is not None:
+            on_api_ready(api_url)
+
+    announcements = [
+        Announcement(f"{api_url}/healthz", api_ready),
+        Announcement(
+            f"{dagster_url}/server_info", lambda: click.echo(f"Dagster UI ready on {dagster_url}")
+        ),
+    ]
+    click.echo(f"starting the API (:{port}) and the Dagster UI (:{dagster_port}) ...")
     click.echo("Ctrl-C stops all of them.")
     # The API submits export runs to this Dagster, whatever QUARRY_DAGSTER_URL says.
-    return _supervise(settings, commands, extra={"QUARRY_DAGSTER_URL": dagster_url})
+    return _supervise(
+        settings,
+        commands,
+        extra={"QUARRY_DAGSTER_URL": dagster_url},
+        announcements=announcements,
+    )
 
 
 def _orchestrator_commands(settings: Settings, host: str, port: int) -> dict[str, list[str]]:
@@ -249,7 +280,10 @@ def _orchestrator_commands(settings: Settings, host: str, port: int) -> dict[str
 
 
 def _supervise(
-    settings: Settings, commands: dict[str, list[str]], extra: dict[str, str] | None = None
+    settings: Settings,
+    commands: dict[str, list[str]],
+    extra: dict[str, str] | None = None,
+    announcements: list[Announcement] | None = None,
 ) -> int:
     from pipelines.instance import open_instance, role_environment
 
@@ -264,7 +298,13 @@ def _supervise(
     # pipelines packages are not part of the installed distribution).
     path = os.pathsep.join(p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH")) if p)
     env = os.environ | role_environment(settings) | {"PYTHONPATH": path} | (extra or {})
-    return Supervisor(commands, env=env, cwd=PROJECT_ROOT).run()
+    return Supervisor(
+        commands,
+        env=env,
+        cwd=PROJECT_ROOT,
+        announcements=announcements,
+        json_logs=settings.log_format == "json",
+    ).run()
 
 
 def _location(settings: Settings) -> str:
@@ -301,11 +341,25 @@ def _tool(name: str) -> str:
 
 
 class Supervisor:
-    """Child processes in their own process groups, stopped together."""
+    """Child processes in their own process groups, stopped together; `announcements`
+    said as their services answer. With `json_logs`, every line the children (and the
+    processes they start) write goes through quarry.logs.as_quarry_json on its way to
+    stderr: one format and one set of field names, whoever wrote the line."""
 
-    def __init__(self, commands: dict[str, list[str]], *, env: dict[str, str], cwd: Path):
+    def __init__(
+        self,
+        commands: dict[str, list[str]],
+        *,
+        env: dict[str, str],
+        cwd: Path,
+        announcements: list[Announcement] | None = None,
+        json_logs: bool = False,
+    ):
         self.commands, self.env, self.cwd = commands, env, cwd
         self.children: dict[str, subprocess.Popen[bytes]] = {}
+        self.announcements = list(announcements or [])
+        self.json_logs = json_logs
+        self._pumps: list[threading.Thread] = []
         self._stop_requested = False
 
     def run(self) -> int:
@@ -316,12 +370,18 @@ class Supervisor:
             for name, command in self.commands.items():
                 # A session of its own: Ctrl-C in the terminal reaches us only, and we stop
                 # each child's whole tree (the webserver runs a code server under it).
+                piped = subprocess.PIPE if self.json_logs else None
                 self.children[name] = subprocess.Popen(
-                    command, env=self.env, cwd=self.cwd, start_new_session=True
-                )
+                    command, env=self.env, cwd=self.cwd, start_new_session=True,
+                    stdout=piped, stderr=subprocess.STDOUT if self.json_logs else None,
+                )  # fmt: skip
+                if self.json_logs:
+                    self._pump(name, self.children[name])
             failed = self._watch()
         finally:
             self.stop_all()
+            for pump in self._pumps:
+                pump.join(timeout=STOP_GRACE_SECONDS)
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
         if failed:
@@ -332,12 +392,36 @@ class Supervisor:
     def _request_stop(self, signum: int, frame: FrameType | None) -> None:
         self._stop_requested = True
 
+    def _pump(self, name: str, child: subprocess.Popen[bytes]) -> None:
+        """Copies the child's lines to stderr as Quarry's JSON lines, until it (and every
+        process holding its output) is gone."""
+        from quarry.logs import as_quarry_json
+
+        def copy() -> None:
+            assert child.stdout is not None
+            for raw in child.stdout:
+                line = as_quarry_json(raw.decode("utf-8", "replace"), name)
+                if line:
+                    with _STDERR_LOCK:
+                        sys.stderr.write(line + "\n")
+                        sys.stderr.flush()
+
+        pump = threading.Thread(target=copy, name=f"logs-{name}", daemon=True)
+        pump.start()
+        self._pumps.append(pump)
+
     def _watch(self) -> str | None:
-        """Wait for a stop request (None) or a child's exit (its name)."""
+        """Wait for a stop request (None) or a child's exit (its name); say each
+        announcement once its service answers (probed about once a second)."""
+        next_probe = 0.0
         while not self._stop_requested:
             for name, child in self.children.items():
                 if child.poll() is not None:
                     return f"{name} (status {child.returncode})"
+            if time.monotonic() >= next_probe:
+                for announcement in self.announcements:
+                    announcement.poll()
+                next_probe = time.monotonic() + 1.0
             time.sleep(0.2)
         return None
 
@@ -354,6 +438,9 @@ class Supervisor:
             child.wait()
 
 
+_STDERR_LOCK = threading.Lock()
+
+
 def _signal_group(child: subprocess.Popen[bytes], signum: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(child.pid, signum)
@@ -363,33 +450,53 @@ def _signal_group(child: subprocess.Popen[bytes], signum: int) -> None:
 @click.option("--orders", default=50_000, show_default=True, help="Orders when seeding.")
 @click.option("--stores", "store_count", default=3, show_default=True, help="Stores when seeding.")
 @click.option("--seed", default=7, show_default=True, help="Random seed when seeding.")
-@click.option("--port", default=8000, show_default=True, type=int)
-@click.option("--dagster-port", default=3000, show_default=True, type=int)
+@click.option("--port", default=8000, show_default=True, type=int, help="API port.")
+@click.option("--dagster-port", default=3000, show_default=True, type=int, help="Dagster UI port.")
 @pass_app
 def demo_start(
     app: AppContext, orders: int, store_count: int, seed: int, port: int, dagster_port: int
 ) -> None:
-    """Seed (or reuse) a demo account, sync it, print a key, and run the service."""
+    """Seed (or reuse) a demo account, sync it, and run the service; its API key and curl
+    examples are printed once the API answers."""
+    from cli.demo_key import demo_key, key_file
+
     settings, registry = app.settings, app.registry
+    # Before the sync: a port in use should not cost the wait for it.
+    host = "127.0.0.1"
+    check_ports_free(host, {"the API": port, "the Dagster UI": dagster_port}, DEMO_PORTS_HINT)
     account_id = _newest_demo_account(registry)
     if account_id is None:
         from cli.demo_account import seed_demo
 
         click.echo(f"seeding a demo account: {store_count} stores, {orders:,} orders ...")
         account_id = seed_demo(settings, registry, orders=orders, stores=store_count, seed=seed)
+        click.echo(f"demo account {account_id} (`--account {account_id}` in `quarry exports`)")
     else:
-        click.echo(f"reusing demo account {account_id} (`quarry demo seed` makes a new one)")
+        click.echo(
+            f"reusing demo account {account_id} (`--account {account_id}` in `quarry exports`;"
+            " `quarry demo seed` makes a new one)"
+        )
     with registry.session() as session:
         store_ids = [store.id for store in list_stores(session, account_id)]
     if not _sync_and_report(settings, registry, store_ids, full=False):
         sys.exit(1)
-    key = _demo_key(registry, account_id)
-    base = f"http://127.0.0.1:{port}"
-    click.echo(f"\nAPI key (shown once): {key}\n\nTry:")
-    for path in ("/v1/account", "/v1/stores", "/v1/orders?page_size=5"):
-        click.echo(f"  curl -H 'Authorization: Bearer {key}' '{base}{path}'")
-    click.echo()
-    sys.exit(run_services(settings, host="127.0.0.1", port=port, dagster_port=dagster_port))
+    key = demo_key(settings, registry, account_id)
+    if key.reused:
+        origin = f"the demo's key, the same as last time: kept in {key_file(settings)}"
+    elif key.replaced_id:
+        origin = f"a new demo key, kept in {key_file(settings)}; {key.replaced_id} revoked"
+    else:
+        origin = f"the demo's key, kept in {key_file(settings)} for the next run"
+
+    def try_it(base: str) -> None:
+        click.echo(f"\naccount: {account_id}\nAPI key: {key.secret}\n  ({origin})\n\nTry:")
+        for path in ("/v1/account", "/v1/stores", "/v1/orders?page_size=5"):
+            click.echo(f"  curl -H 'Authorization: Bearer {key.secret}' '{base}{path}'")
+        click.echo()
+
+    sys.exit(
+        run_services(settings, host=host, port=port, dagster_port=dagster_port, on_api_ready=try_it)
+    )
 
 
 def _newest_demo_account(registry: Registry) -> str | None:
@@ -406,13 +513,6 @@ def _newest_demo_account(registry: Registry) -> str | None:
             .order_by(Account.created_at.desc(), Account.id.desc())
             .limit(1)
         ).first()
-
-
-def _demo_key(registry: Registry, account_id: str) -> str:
-    from registry.keys import create_key
-
-    with registry.session() as session:
-        return create_key(session, account_id=account_id, scopes=DEMO_SCOPES).secret
 
 
 COMMANDS = [sync, serve, up, orchestrator, worker, fleet_worker, housekeeper]

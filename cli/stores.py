@@ -1,4 +1,4 @@
-"""`quarry stores`: list and remove stores (adding one is platform-specific)."""
+"""`quarry stores`: list, add and remove stores (`add` is platform-specific: cli/shopify.py)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def store_json(store: object) -> dict[str, object]:
 
 @click.group()
 def stores() -> None:
-    """List and remove stores."""
+    """List, add (`stores add --platform shopify`) and remove stores."""
 
 
 @stores.command("list")

@@ -25,6 +25,7 @@ from quarry.settings import Settings, load_settings
 from quarry.workers import worker_identity
 from registry.accounts import get_store
 from registry.db import Registry
+from registry.measures import write_tally
 from registry.models import Store
 from warehouse.lake import Lake, shared_lake
 from warehouse.modelled.exchange_rates import RatesProvider, provider
@@ -89,6 +90,9 @@ class QuarryResource(ConfigurableResource):
 
     def teardown_after_execution(self, context: InitResourceContext) -> None:
         if self._registry is not None:
+            # What the step measured and no step end wrote (the lake's write-lock waits of
+            # maintenance, say) goes to /metrics' counters before the process ends.
+            write_tally(self._registry)
             self._registry.dispose()
 
 

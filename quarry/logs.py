@@ -14,8 +14,11 @@ on the record itself, whatever formats it).
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 import sys
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -126,8 +129,23 @@ def configure_unconfigured(settings: Settings) -> None:
     """configure() for a process whose program has not set up logging: a Dagster code server
     or run worker (the root logger has no handler there). A program that did (`quarry sync`
     runs in the CLI's process, a test runner) keeps its own."""
-    if not logging.getLogger().handlers:
-        configure(settings, default_level=CODE_LOCATION_LEVEL)
+    root = logging.getLogger()
+    if root.handlers:
+        return
+    configure(settings, default_level=CODE_LOCATION_LEVEL)
+    if logging.getLogger("dagster").handlers:
+        # Dagster's command (code server, run worker) gave the "dagster" logger a handler of
+        # its own at the level it was started with (--log-level): its records are that
+        # handler's to print. Ours would repeat them at whatever level the "dagster" logger
+        # has, and get_dagster_logger() sets it to DEBUG: a code server started at ERROR
+        # printed its INFO lines and "No heartbeat received" warnings through ours.
+        for handler in root.handlers:
+            if isinstance(handler, _QuarryHandler):
+                handler.addFilter(_not_dagster_s)
+
+
+def _not_dagster_s(record: logging.LogRecord) -> bool:
+    return record.name != "dagster" and not record.name.startswith("dagster.")
 
 
 def uvicorn_log_config(settings: Settings) -> dict[str, Any]:
@@ -165,10 +183,11 @@ def configure_uvicorn(settings: Settings) -> None:
 
 # The options that set a Dagster command's own log levels, and each level when
 # QUARRY_LOG_LEVEL is unset. The daemon's INFO is a line per sensor tick (two sensors, every
-# 30 and 60 s), and the code servers it starts say WARNING each time it replaces one ("No
-# heartbeat received"): both buried everything else in `make demo`. Errors still show.
+# 30 and 60 s), and the code servers it and the webserver start say WARNING each time one
+# is replaced ("No heartbeat received in 20 seconds, shutting down", about every minute and
+# a half): both buried everything else in `make demo`. Errors still show.
 _DAGSTER_LEVELS = {
-    "dagster-webserver": (("--dagster-log-level", "info"),),
+    "dagster-webserver": (("--dagster-log-level", "info"), ("--code-server-log-level", "error")),
     "dagster-daemon": (("--log-level", "warning"), ("--code-server-log-level", "error")),
     "code-server": (("--log-level", "info"),),
 }
@@ -183,3 +202,63 @@ def dagster_options(settings: Settings, command: str) -> list[str]:
     if settings.log_format == "json":
         options += ["--log-format", "json"]
     return options
+
+
+# Dagster's text lines ("2026-11-26 10:00:00 +0000 - dagster.code_server - WARNING - ..."),
+# coloured or not; what a Python traceback or a library prints is any other line.
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_DAGSTER_TEXT = re.compile(
+    r"^(?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}) - (?P<logger>[\w.\-]+) - "
+    r"(?P<level>[A-Z]+) - (?P<message>.*)$"
+)
+# A traceback's lines, as Python prints an uncaught exception: its header, its indented
+# frames, and the exception's own line.
+_TRACEBACK = re.compile(
+    r"^(Traceback \(most recent call last\):|\s+\S|[\w.]+(Error|Exception|Interrupt)(:|$))"
+)
+# Dagster's JSON field names, as Quarry names them.
+_DAGSTER_FIELDS = {"event": "message", "timestamp": "time"}
+
+
+def as_quarry_json(line: str, source: str) -> str:
+    """One line another program wrote (a child of `quarry up`: Dagster's webserver,
+    daemon, code servers, the API) as one of Quarry's JSON lines: Quarry's own pass
+    unchanged, Dagster's JSON gets Quarry's field names, Dagster's text lines (with their
+    colours) are parsed, and any other text is the message of a line whose `logger` is
+    `source` (level `error` for a traceback's lines, else `info`). An empty line stays
+    empty."""
+    text = _ANSI.sub("", line).rstrip("\r\n")
+    if not text.strip():
+        return ""
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        if "message" in parsed and "time" in parsed:
+            return text
+        event: dict[str, Any] = {_DAGSTER_FIELDS.get(str(k), str(k)): v for k, v in parsed.items()}
+        event.setdefault("time", _now())
+        event["level"] = str(event.get("level", "info")).lower()
+        event.setdefault("logger", source)
+        return _ordered_json(event)
+    match = _DAGSTER_TEXT.match(text)
+    if match:
+        when = datetime.strptime(match["time"], "%Y-%m-%d %H:%M:%S %z").astimezone(UTC)
+        return _ordered_json({
+            "time": when.isoformat().replace("+00:00", "Z"),
+            "level": match["level"].lower(),
+            "logger": match["logger"],
+            "message": match["message"],
+        })  # fmt: skip
+    level = "error" if _TRACEBACK.match(text) else "info"
+    return _ordered_json({"time": _now(), "level": level, "logger": source, "message": text})
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _ordered_json(event: dict[str, Any]) -> str:
+    first = {k: event[k] for k in ("time", "level", "logger", "message") if k in event}
+    return json.dumps(first | event, ensure_ascii=False, default=str)

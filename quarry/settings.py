@@ -81,8 +81,14 @@ class Settings(BaseSettings):
     # estimated result has more rows than this before TIMESERIES fills gaps.
     query_timeout_seconds: float = Field(default=30.0, gt=0)
     query_max_groups: int = Field(default=100_000, ge=1)
-    # GET /metrics (Prometheus) on the API, without a key: off unless asked for.
+    # GET /metrics (Prometheus) on the API: off unless asked for; with a token, only a
+    # request sending it as `Authorization: Bearer <token>` is answered (it names stores).
     metrics: bool = False
+    metrics_token: str | None = None
+    # Figures of syncs and stores carry a store's id up to this many stores in the
+    # registry, and only its account's id past it: a fleet's thousands of stores would
+    # make as many series per figure (quarry.measures).
+    metrics_max_stores: int = Field(default=200, ge=0)
     # How long the API keeps a query's result for the same request on the same snapshot;
     # 0 turns the cache off (the benchmark measures the engine that way).
     query_cache_seconds: float = Field(default=300.0, ge=0)
@@ -105,10 +111,13 @@ class Settings(BaseSettings):
     alert_email_from: str | None = None
     alert_webhook_url: str | None = None
 
-    @field_validator("alert_smtp_url", "alert_email", "alert_email_from", "alert_webhook_url")
+    @field_validator(
+        "alert_smtp_url", "alert_email", "alert_email_from", "alert_webhook_url", "metrics_token"
+    )
     @classmethod
     def _blank_is_unset(cls, value: str | None) -> str | None:
-        # `QUARRY_ALERT_EMAIL=` in an env file means "no alerts", not an address "".
+        # `QUARRY_ALERT_EMAIL=` in an env file means "no alerts", not an address "" (and
+        # `QUARRY_METRICS_TOKEN=` no token, not an empty one).
         if value is None or not value.strip():
             return None
         return value.strip()

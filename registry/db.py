@@ -10,7 +10,8 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Connection, Engine, create_engine, event, text
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -62,8 +63,12 @@ def migrate(engine: Engine) -> None:
 
     Safe to call from several processes at once (API workers, the Dagster daemon and a
     command starting together on a fresh database): they take turns, and all but the first
-    find the registry up to date."""
+    find the registry up to date. A registry already at the newest revision is left alone
+    without asking alembic, which logs a few INFO lines each time it looks (every API
+    worker, command and export run opens the registry)."""
     try:
+        if _at_head(engine):
+            return
         with _sqlite_file_lock(engine), engine.begin() as connection:
             _lock_postgresql(connection)
             config = alembic_config(engine)
@@ -74,6 +79,16 @@ def migrate(engine: Engine) -> None:
             f"cannot reach the registry database {engine.url.render_as_string()}: "
             f"{str(exc.orig).strip().splitlines()[0]}"
         ) from exc
+
+
+def _at_head(engine: Engine) -> bool:
+    """Whether the registry's alembic_version is the newest revision (no table: not)."""
+    heads = set(ScriptDirectory.from_config(alembic_config(engine)).get_heads())
+    with engine.connect() as connection:
+        if not inspect(connection).has_table("alembic_version"):
+            return False
+        current = set(connection.scalars(text("SELECT version_num FROM alembic_version")))
+    return current == heads
 
 
 def _lock_postgresql(connection: Connection) -> None:

@@ -10,6 +10,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -217,3 +218,17 @@ class PendingSync(Base):
         ),
         Index("ix_pending_syncs_due", "run_id", "due_at"),
     )
+
+
+class MetricSeries(Base):
+    """One counter of the work done outside the API (quarry.measures): a counter's
+    `_total`, or a histogram's `_bucket`, `_sum` or `_count`, with its labels (a JSON list
+    of [name, value] pairs, in the metric's label order). Processes add to `value`;
+    /metrics reads them all."""
+
+    __tablename__ = "metric_series"
+
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    labels: Mapped[str] = mapped_column(String(500), primary_key=True)
+    value: Mapped[float] = mapped_column(Float, default=0.0)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)

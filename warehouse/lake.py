@@ -25,6 +25,7 @@ import duckdb
 
 from quarry.errors import ConfigurationError
 from quarry.locks import advisory_lock
+from quarry.measures import TALLY
 from quarry.settings import Settings
 from warehouse import extensions
 from warehouse.tables import ensure_tables, missing_ddl
@@ -274,7 +275,9 @@ def write_lock(settings: Settings) -> Iterator[None]:
         lock = _file_lock(where.sqlite_file.with_name(where.sqlite_file.name + ".write-lock"))
     else:
         lock = advisory_lock(where.catalog, WRITE_LOCK, LOCK_TIMEOUT_SECONDS)
+    asked = time.perf_counter()
     with lock:
+        TALLY.observe("quarry_lake_write_lock_wait_seconds", {}, time.perf_counter() - asked)
         held.add(where.catalog)
         try:
             yield

@@ -55,6 +55,7 @@ def list_exports(
             "headers": {
                 "Location": {
                     "description": "The job to poll: /v1/export-jobs/{job_id}.",
+                    "required": True,
                     "schema": {"type": "string"},
                 }
             },

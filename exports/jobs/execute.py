@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from exports.files.produce import (
 from exports.files.xlsx_writer import MAX_DATA_ROWS
 from exports.jobs.failure import fail_job
 from exports.jobs.lifecycle import COMPLETED, FAILED, QUEUED, RUNNING, finish
+from exports.jobs.measured import record_export
 from quarry.crypto import SecretBox
 from quarry.errors import QuarryError
 from quarry.files import export_files
@@ -55,6 +57,10 @@ class ExportFailed(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class DeliveryFailed(ExportFailed):
+    """The file was made; its destination refused it."""
 
 
 @dataclass(frozen=True)
@@ -124,20 +130,31 @@ def execute_job(
     """Run job `job_id` in this process; raises ExportFailed (after recording it)."""
     if not claim(registry, job_id, run_id, worker=worker_identity(settings.role_id), rerun=rerun):
         raise ExportFailed(f"export job {job_id} is not waiting for a run (another run has it)")
-    with heartbeat(registry, job_id):
-        try:
-            return _run(settings, registry, job_id, environ, max_rows_per_sheet)
-        except ExportFailed as exc:
-            fail_job(settings, registry, job_id, exc.reason)
-            raise
-        except QuarryError as exc:
-            fail_job(settings, registry, job_id, exc.detail)
-            raise ExportFailed(exc.detail) from exc
-        except Exception as exc:
-            logger.exception("export job %s failed", job_id)
-            reason = f"the export failed unexpectedly ({type(exc).__name__}: {exc}; run {run_id})"
-            fail_job(settings, registry, job_id, reason)
-            raise ExportFailed(reason) from exc
+    started = time.perf_counter()
+    failure: str | None = "export"
+    try:
+        with heartbeat(registry, job_id):
+            try:
+                outcome = _run(settings, registry, job_id, environ, max_rows_per_sheet)
+                failure = None
+                return outcome
+            except ExportFailed as exc:
+                if isinstance(exc, DeliveryFailed):
+                    failure = "export_delivery"
+                fail_job(settings, registry, job_id, exc.reason)
+                raise
+            except QuarryError as exc:
+                fail_job(settings, registry, job_id, exc.detail)
+                raise ExportFailed(exc.detail) from exc
+            except Exception as exc:
+                logger.exception("export job %s failed", job_id)
+                reason = (
+                    f"the export failed unexpectedly ({type(exc).__name__}: {exc}; run {run_id})"
+                )
+                fail_job(settings, registry, job_id, reason)
+                raise ExportFailed(reason) from exc
+    finally:
+        record_export(registry, job_id, time.perf_counter() - started, failure)
 
 
 def _run(
@@ -234,4 +251,4 @@ def _deliver(
         )
         return destination.deliver(delivery).location
     except DeliveryError as exc:
-        raise ExportFailed(f"the file was written but its delivery failed: {exc.reason}") from exc
+        raise DeliveryFailed(f"the file was written but its delivery failed: {exc.reason}") from exc

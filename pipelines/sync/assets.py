@@ -27,6 +27,7 @@ from exports.files.cleanup import remove_files_for_store
 from pipelines.partitions import STORES, store_check_spec
 from pipelines.resources import FULL_TAG, QuarryResource, ResyncStatus
 from pipelines.sync.dataset import sync_dataset
+from pipelines.sync.measured import measured_step
 from pipelines.sync.sales import build_sales
 from pipelines.sync.snapshot import take_snapshot
 from pipelines.sync.table_stats import store_row_count
@@ -72,16 +73,19 @@ def _source_asset(dataset: str, tables: tuple[str, ...]) -> AssetsDefinition:
     ) -> Iterator[MaterializeResult | AssetCheckResult]:
         del resync_status  # required so that it brackets the run (see ResyncStatus)
         store = quarry.store(context.partition_key)
+        max_stores = quarry.settings.metrics_max_stores
         try:
-            result = sync_dataset(
-                quarry.lake,
-                quarry.registry,
-                quarry.connector(store),
-                dataset,
-                full=context.run.tags.get(FULL_TAG) == "true",
-                batch_rows=quarry.batch_rows,
-                log=context.log.info,
-            )
+            with measured_step(quarry.registry, store.id, dataset, max_stores) as figures:
+                result = sync_dataset(
+                    quarry.lake,
+                    quarry.registry,
+                    quarry.connector(store),
+                    dataset,
+                    full=context.run.tags.get(FULL_TAG) == "true",
+                    batch_rows=quarry.batch_rows,
+                    log=context.log.info,
+                )
+                figures.rows = sum(result.rows.values())
         except IncompleteSync as exc:
             # What was committed before the window stays (its cursor too) but is not
             # published: the failed blocking check fails this step, so the sales model
@@ -136,7 +140,10 @@ SOURCE_ASSETS = [_source_asset(dataset, tables) for dataset, tables in SOURCE_DA
     ),
 )
 def sales(context: AssetExecutionContext, quarry: QuarryResource) -> MaterializeResult:
-    built = build_sales(quarry.lake, quarry.registry, context.partition_key)
+    max_stores = quarry.settings.metrics_max_stores
+    with measured_step(quarry.registry, context.partition_key, "sales", max_stores) as figures:
+        built = build_sales(quarry.lake, quarry.registry, context.partition_key)
+        figures.rows = built.rows
     return MaterializeResult(
         metadata={
             "store": quarry.store_label(context.partition_key),

@@ -137,6 +137,11 @@ def test_run_poll_download(client: Client, world: World, configs: dict[str, str]
     assert response.status_code == 202, response.text
     job_id = response.json()["job_id"]
     assert response.json() == {"job_id": job_id, "status": "queued"}
+    assert response.headers["location"] == f"/v1/export-jobs/{job_id}"
+    # ... and the document says so, next to the headers every /v1 answer has.
+    documented = client.get("/openapi.json").json()["paths"]["/v1/exports/{config_id}/run"]
+    headers = documented["post"]["responses"]["202"]["headers"]
+    assert headers["Location"]["required"] is True and "X-Request-Id" in headers
     job = client.get(f"/v1/export-jobs/{job_id}", key=key).json()
     assert job["status"] == "queued" and job["file_name"] is None and job["error"] is None
     assert job["name"] == "API store one" and job["entity_type"] == "orders"

@@ -73,12 +73,16 @@ def test_readyz_is_503_when_the_registry_is_down(make_client: Any) -> None:
         client.app.state.registry = healthy
 
 
-def test_the_docs_page_needs_no_internet(client: Client) -> None:
-    page = client.get("/docs")
+@pytest.mark.parametrize(
+    ("path", "needed"),
+    [("/docs", {"swagger-ui-bundle.js", "swagger-ui.css"}), ("/redoc", {"redoc.standalone.js"})],
+)
+def test_the_docs_pages_need_no_internet(client: Client, path: str, needed: set[str]) -> None:
+    page = client.get(path)
     assert page.status_code == 200
     assert "cdn." not in page.text and "https://" not in page.text
     assets = re.findall(r'(?:src|href)="(/docs/assets/[^"]+)"', page.text)
-    assert {a.rsplit("/", 1)[1] for a in assets} >= {"swagger-ui-bundle.js", "swagger-ui.css"}
+    assert {a.rsplit("/", 1)[1] for a in assets} >= needed
     for asset in assets:
         served = client.get(asset)
         assert served.status_code == 200, asset

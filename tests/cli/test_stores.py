@@ -1,9 +1,17 @@
-"""`quarry stores list|remove` (stores are added by platform-specific commands)."""
+"""`quarry stores list|add|remove` (`add` is platform-specific: tests/platforms)."""
 
 from __future__ import annotations
 
 from quarry.settings import Settings
 from tests.cli.runner import assert_one_line_error, invoke, new_account, new_store, ok, ok_json
+
+
+def test_help_names_every_command() -> None:
+    text = ok("stores", "--help")
+    summary = text.split("Options:")[0]
+    assert all(word in summary for word in ("List", "add", "remove")), summary
+    commands = {line.split()[0] for line in text.split("Commands:")[1].splitlines() if line}
+    assert commands == {"add", "list", "remove"}
 
 
 def test_list_is_empty_at_first() -> None:

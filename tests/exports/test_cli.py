@@ -44,7 +44,9 @@ def test_apply_then_list(account: str, tmp_path: Path) -> None:
     assert "Orders" in invoke("exports", "list", "--account", account).stdout
 
 
-def test_a_bad_file_is_one_line_naming_file_key_and_problem(account: str, tmp_path: Path) -> None:
+def test_each_problem_of_a_bad_file_is_a_line_naming_file_key_problem(
+    account: str, tmp_path: Path
+) -> None:
     path = tmp_path / "bad.yaml"
     entry = {"name": "X", "entity_type": "orders", "format": "csv", "columns": ["nope"]}
     path.write_text(yaml.safe_dump({"exports": [entry]}))
@@ -53,6 +55,16 @@ def test_a_bad_file_is_one_line_naming_file_key_and_problem(account: str, tmp_pa
     assert result.stderr.splitlines() == [
         f"error: {path}: exports[0].columns[0]: 'nope' is not a field of orders"
     ]
+    entry["columns"] = ["nope", "order_name", "nada"]
+    path.write_text(yaml.safe_dump({"exports": [entry, {**entry, "name": "Y", "format": "pdf"}]}))
+    several = invoke("exports", "apply", "-f", str(path), "--account", account)
+    assert several.exit_code == 1 and several.stdout == ""
+    lines = several.stderr.splitlines()
+    assert len(lines) == 5 and all(line.startswith(f"error: {path}: exports[") for line in lines)
+    assert lines[0] == f"error: {path}: exports[0].columns[0]: 'nope' is not a field of orders"
+    assert any(line.startswith(f"error: {path}: exports[1].format: ") for line in lines)
+    machine = invoke("exports", "apply", "-f", str(path), "--account", account, "--json")
+    assert machine.exit_code == 1 and len(machine.stderr.splitlines()) == 1
     missing = invoke("exports", "apply", "-f", str(tmp_path / "none.yaml"), "--account", account)
     assert missing.exit_code == 1 and "cannot read the file" in missing.stderr
     unknown = invoke("exports", "list", "--account", "acc_nope")

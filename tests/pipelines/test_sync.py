@@ -10,12 +10,13 @@ import pytest
 
 from bench.change import change_orders
 from cli.demo_account import advance_demo
-from pipelines.runner import sync_stores
+from pipelines.runner import RunOutcome, sync_stores
 from platforms.demo.storage import load_table
 from quarry.settings import Settings
 from registry.accounts import get_store
 from registry.cursors import list_cursors, pending_sales
 from registry.db import Registry
+from registry.measures import read_series
 from registry.models import Store
 from tests.pipelines.helpers import lake_version, sort_rows, warehouse_rows
 from warehouse.lake import Lake
@@ -61,6 +62,26 @@ def _assert_sales_reconcile(settings: Settings, registry: Registry, store_id: st
     return sales
 
 
+def _assert_measured(registry: Registry, account_id: str, outcomes: list[RunOutcome]) -> None:
+    """/metrics' counters (quarry.measures) have each store's rows and time per dataset, and
+    the lake's write-lock waits."""
+    with registry.session() as session:
+        series = read_series(session)
+    rows = {(labels["store_id"], labels["dataset"]): value
+            for name, labels, value in series if name == "quarry_sync_rows_total"}  # fmt: skip
+    timed = {(labels["store_id"], labels["dataset"]): value
+             for name, labels, value in series
+             if name == "quarry_sync_duration_seconds_count"}  # fmt: skip
+    for outcome in outcomes:
+        for dataset, tables in SOURCE_DATASETS.items():
+            assert rows[outcome.label, dataset] == sum(outcome.rows[t] for t in tables)
+            assert timed[outcome.label, dataset] == 1
+        assert rows[outcome.label, "sales"] == outcome.rows["sales"]
+    assert {labels["account_id"] for name, labels, _ in series if "sync" in name} == {account_id}
+    assert any(name == "quarry_lake_write_lock_wait_seconds_count" and value > 0
+               for name, _, value in series)  # fmt: skip
+
+
 def test_sync_follows_the_platform_exactly(
     settings: Settings, registry: Registry, demo_account: str, store_ids: list[str]
 ) -> None:
@@ -81,6 +102,7 @@ def test_sync_follows_the_platform_exactly(
     assert set(snapshots) == set(store_ids)
     # The store synced last published the lake's newest snapshot.
     assert max(snapshots.values()) == lake_version(settings)
+    _assert_measured(registry, demo_account, outcomes[1:])
 
     # Nothing changed on the platform: nothing is written, no snapshot is added (and the
     # day's exchange rates are there already).

@@ -159,18 +159,100 @@ def test_dagster_commands_follow_the_settings(
     assert quiet["dagster-daemon"][-4:] == [
         "--log-level", "warning", "--code-server-log-level", "error",
     ]  # fmt: skip
-    assert quiet["dagster-webserver"][-2:] == ["--dagster-log-level", "info"]
+    # The webserver's code servers too: "No heartbeat received" every minute and a half.
+    assert quiet["dagster-webserver"][-4:] == [
+        "--dagster-log-level", "info", "--code-server-log-level", "error",
+    ]  # fmt: skip
     monkeypatch.setenv("QUARRY_LOG_FORMAT", "json")
     monkeypatch.setenv("QUARRY_LOG_LEVEL", "DEBUG")
     loud = _orchestrator_commands(load_settings(), "127.0.0.1", 3000)
     assert loud["dagster-daemon"][-6:] == [
         "--log-level", "debug", "--code-server-log-level", "debug", "--log-format", "json",
     ]  # fmt: skip
-    assert loud["dagster-webserver"][-4:] == [
-        "--dagster-log-level", "debug", "--log-format", "json",
+    assert loud["dagster-webserver"][-6:] == [
+        "--dagster-log-level", "debug", "--code-server-log-level", "debug", "--log-format", "json",
     ]  # fmt: skip
     # The commands accept them (a typo here would stop `quarry up` at start).
     daemon, webserver = loud["dagster-daemon"], loud["dagster-webserver"]
     for command, help_command in ((daemon, daemon[:2]), (webserver, webserver[:1])):
         checked = subprocess.run([*help_command, "--help"], capture_output=True, text=True)
         assert all(option in checked.stdout for option in command if option.startswith("--"))
+
+
+# A child of `quarry up` as Dagster's processes log: the code server's heartbeat warning in
+# Dagster's coloured text (what the code servers the webserver starts print, with no
+# --log-format of theirs), a line in Dagster's JSON, a grandchild's line, a stray print.
+DAGSTER_CHILD = """
+import logging, subprocess, sys
+from dagster._utils.log import configure_loggers
+configure_loggers(formatter=sys.argv[1], log_level="INFO")
+logging.getLogger("dagster.code_server").warning("No heartbeat received in 20 seconds")
+sys.stdout.flush()
+if sys.argv[1] == "colored":
+    subprocess.run([sys.executable, sys.argv[0], "json"], check=True)
+    print("\\x1b[31mplain text\\x1b[0m", file=sys.stderr)
+"""
+
+
+def test_children_of_quarry_up_write_quarry_s_json_lines(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from cli.run import Supervisor
+
+    script = tmp_path / "child.py"
+    script.write_text(DAGSTER_CHILD)
+    child = [sys.executable, str(script), "colored"]
+    supervisor = Supervisor({"dagster-webserver": child}, env=dict(os.environ), cwd=tmp_path,
+                            json_logs=True)  # fmt: skip
+    assert supervisor.run() == 1  # the child ended: the supervisor stops
+    lines = _json_lines(capfd.readouterr().err.split("error:")[0])
+    assert "\x1b" not in json.dumps(lines)
+    heartbeat = [line for line in lines if line["logger"] == "dagster.code_server"]
+    assert len(heartbeat) == 2 and {line["level"] for line in heartbeat} == {"warning"}
+    assert all(line["message"] == "No heartbeat received in 20 seconds" for line in heartbeat)
+    assert all("event" not in line and "timestamp" not in line for line in lines)
+    (stray,) = [line for line in lines if line["message"] == "plain text"]
+    assert stray["logger"] == "dagster-webserver"
+
+
+# A code server as the daemon and the webserver start it (`--log-level error`), after its
+# definitions ran Quarry's resource (which sets up the root logger) and Dagster's
+# get_dagster_logger() (which sets the "dagster" logger to DEBUG).
+CODE_SERVER = """
+import logging
+from dagster import get_dagster_logger
+from dagster._utils.log import configure_loggers
+from quarry import logs
+from quarry.settings import load_settings
+
+configure_loggers(formatter="colored", log_level="ERROR")
+logs.configure_unconfigured(load_settings())
+get_dagster_logger()
+logging.getLogger("dagster.code_server").warning("No heartbeat received in 20 seconds")
+logging.getLogger("dagster.code_server").info("Shutting down Dagster code server")
+logging.getLogger("dagster.code_server").error("Error while importing code")
+logging.getLogger("exports.jobs.execute").warning("Quarry's own warning")
+"""
+
+
+def test_a_code_server_at_error_prints_only_errors(quarry_env: Settings) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", CODE_SERVER], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    printed = done.stdout + done.stderr
+    assert "No heartbeat" not in printed and "Shutting down" not in printed
+    assert printed.count("Error while importing code") == 1  # Dagster's handler, once
+    assert "Quarry's own warning" in done.stderr
+
+
+def test_a_child_s_traceback_is_error_lines() -> None:
+    from quarry.logs import as_quarry_json
+
+    traceback = ["Traceback (most recent call last):", '  File "x.py", line 1, in <module>',
+                 "ValueError: no"]  # fmt: skip
+    lines = [json.loads(as_quarry_json(text + "\n", "api")) for text in traceback]
+    assert [(line["level"], line["logger"]) for line in lines] == [("error", "api")] * 3
+    assert [line["message"] for line in lines] == traceback
+    assert json.loads(as_quarry_json("serving\n", "api"))["level"] == "info"
+    assert as_quarry_json("\n", "api") == ""

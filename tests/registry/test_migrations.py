@@ -3,6 +3,7 @@ running them again (or from several processes at once) changes nothing."""
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 from typing import Any
@@ -78,6 +79,24 @@ def test_migrating_twice_changes_nothing(empty_engine: Engine) -> None:
     with empty_engine.connect() as connection:
         versions = connection.execute(text("SELECT version_num FROM alembic_version")).all()
     assert len(versions) == 1
+
+
+def test_an_up_to_date_registry_is_left_alone_without_a_log_line(
+    empty_engine: Engine, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.DEBUG, logger="alembic"):
+        migrate(empty_engine)
+        assert any(r.name.startswith("alembic") for r in caplog.records)  # it did migrate
+        caplog.clear()
+        migrate(empty_engine)  # as every process opening the registry does
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("alembic")] == []
+    # One revision behind is migrated again.
+    with empty_engine.begin() as connection:
+        config = alembic_config(empty_engine)
+        config.attributes["connection"] = connection
+        command.downgrade(config, "-1")
+    migrate(empty_engine)
+    assert current_revision(empty_engine) == head_revision(empty_engine)
 
 
 def test_every_migration_downgrades_and_upgrades_again(empty_engine: Engine) -> None:

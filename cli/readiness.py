@@ -1,0 +1,54 @@
+"""Saying when a service is ready, not when it was started: what `quarry up` and `quarry
+demo start` print once the API (or the Dagster UI) answers, and the check that their
+ports are free before anything starts."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httpx
+
+from quarry.errors import ConfigurationError
+
+# How long one probe may take: the supervisor probes between its checks of the children.
+PROBE_TIMEOUT_SECONDS = 0.5
+
+
+@dataclass
+class Announcement:
+    """`say()` once a GET of `url` answers 200 (until then nothing is printed)."""
+
+    url: str
+    say: Callable[[], None]
+    done: bool = False
+
+    def poll(self) -> bool:
+        """Probe once unless done; True once it has been said."""
+        if not self.done and answers(self.url):
+            self.say()
+            self.done = True
+        return self.done
+
+
+def answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=PROBE_TIMEOUT_SECONDS).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def check_ports_free(host: str, ports: dict[str, int], hint: str) -> None:
+    """ConfigurationError naming the first of `ports` (what -> port) that something
+    already listens on, with `hint` on how to choose another."""
+    for what, port in ports.items():
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            # As uvicorn and Dagster bind: a port in TIME_WAIT after a restart is free.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host, port))
+            except OSError as exc:
+                raise ConfigurationError(
+                    f"{what} port {port} on {host} is taken ({exc.strerror or exc}): {hint}"
+                ) from exc
