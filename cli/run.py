@@ -189,9 +189,14 @@ def fleet_worker(app: AppContext, concurrency: int, node: str | None) -> None:
     """Run a Celery worker that executes fleet runs' steps (QUARRY_FLEET_EXECUTOR=celery),
     taken from Redis (QUARRY_REDIS_URL), until stopped. Start one on every worker host."""
     from pipelines.fleet.celery_app import fleet_app
+    from pipelines.instance import role_environment
 
     settings = app.settings
     settings.ensure_home()
+    # A step opens the run's instance from the orchestrator's reference, whose local
+    # folders are named by variables each role sets to its own (pipelines.instance).
+    for name, value in role_environment(settings).items():
+        os.environ.setdefault(name, value)
     celery = fleet_app(settings)
     level = logging.getLevelName(level_of(settings, "WARNING"))
     arguments = ["worker", "--queues", "dagster", "--loglevel", level,
