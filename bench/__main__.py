@@ -24,7 +24,7 @@ from bench.stats import Section
 
 T = TypeVar("T")
 
-SECTIONS = ("sync", "query", "records", "exports")
+SECTIONS = ("sync", "query", "records", "exports", "fleet")
 DEFAULT_OUT = Path("bench/results/latest.json")
 
 
@@ -46,7 +46,13 @@ def say(message: str) -> None:
     "--sections",
     default=",".join(("query", "records", "exports", "sync")),
     show_default=True,
-    help="Comma-separated: query, records, exports, sync.",
+    help="Comma-separated: query, records, exports, sync, fleet.",
+)
+@click.option(
+    "--fleet-stores",
+    default="1000",
+    show_default=True,
+    help="Comma-separated fleet sizes (stores) the fleet section measures.",
 )
 @click.option(
     "--out",
@@ -85,6 +91,7 @@ def main(
     load_seconds: float,
     quick: bool,
     xlsx: bool,
+    fleet_stores: str,
 ) -> None:
     """Measure Quarry against its floors and write the results."""
     chosen = [s.strip() for s in sections.split(",") if s.strip()]
@@ -112,6 +119,7 @@ def main(
         quick=quick,
         xlsx=xlsx,
         dagster_port=dagster_port,
+        fleet_sizes=[int(n) for n in fleet_stores.split(",") if n.strip()],
     )
     from bench.report import write
 
@@ -133,16 +141,33 @@ def run(
     quick: bool,
     xlsx: bool,
     dagster_port: int,
+    fleet_sizes: list[int] | None = None,
 ) -> dict[str, object]:
     from bench import report
     from bench.dataset import open_dataset, table_counts
     from bench.sync import full_sync, incremental_sync, run_sync
 
     at_start = report.machine()
+    sections = {name: Section(name) for name in chosen}
+    if "fleet" in sections:
+        from bench.fleet import run_section as fleet_section
+
+        for size in fleet_sizes or [1000]:
+            _measure(
+                sections["fleet"],
+                lambda s, n=size: fleet_section(s, home / f"fleet-{n}", n, say),  # type: ignore[misc]
+                keep=True,
+            )
+        if chosen == ["fleet"]:
+            return report.build(
+                sections,
+                machine_at_start=at_start,
+                dataset={"fleet sizes": fleet_sizes, "orders per store": 200},
+                config={"sections": chosen, "home": str(home)},
+            )
     say(f"dataset: {orders:,} orders, {stores} stores, seed {seed}, in {home}")
     dataset = open_dataset(home, orders=orders, stores=stores, seed=seed, reuse=reuse)
     say("seeded a new dataset" if dataset.seeded_seconds is not None else "reusing the dataset")
-    sections = {name: Section(name) for name in chosen}
     full = None
     if "sync" in sections:
         say("sync: full sync of every store")
@@ -174,7 +199,7 @@ def run(
         machine_at_start=at_start,
         dataset=dataset_info,
         config={"repeats": repeats, "load_seconds": load_seconds, "quick": quick, "xlsx": xlsx,
-                "sections": chosen, "home": str(home)},
+                "sections": chosen, "home": str(home), "fleet_sizes": fleet_sizes},
     )  # fmt: skip
 
 

@@ -1,12 +1,13 @@
 """Sync figures: a full sync's throughput, and an incremental sync of about 1% changed
 orders whose merge is held against the full sync's merge.
 
-Both run exactly as `quarry sync` does (pipelines.runner.sync_stores: Dagster runs in this
-process, one per store). A run's time splits, from its event log, into its write steps
-(`sync_<dataset>` and `sales`: reading the platform's changes and writing them to the
-lake), its asset checks, the snapshot step, and the rest: Dagster's own per-run cost,
-shown apart next to a run of a job that does nothing. Generating the demo data is not part
-of any figure (the dataset is seeded before, and `quarry demo advance` runs untimed).
+Both run exactly as `quarry sync` does (pipelines.runner.sync_stores, in this process: a
+full sync is a `full_resync` run per store, an incremental one a fleet run). A run's time
+splits into its write steps (`sync_<dataset>` and `sales`: reading the platform's changes
+and writing them to the lake), its asset checks, the snapshot step, and the rest: Dagster's
+own per-run cost, shown apart next to a run of a job that does nothing. Generating the demo
+data is not part of any figure (the dataset is seeded before, and `quarry demo advance` runs
+untimed).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from dagster import DagsterEventType
 from bench.dataset import Dataset, demo_files_restored
 from bench.stats import Figure, Section, at_least_value, within
 from pipelines.instance import open_instance
-from pipelines.runner import QUIET, RunOutcome, sync_stores
+from pipelines.progress import RunOutcome, StepFinished
+from pipelines.runner import QUIET, sync_stores
 
 FULL_SYNC_TARGET = 50_000  # orders per second
 INCREMENTAL_SHARE = 0.01
@@ -46,15 +48,34 @@ class SyncTimes:
 
 
 def run_sync(dataset: Dataset, *, full: bool) -> tuple[list[RunOutcome], SyncTimes]:
-    """Sync every store; raises when a run fails (a figure of a failed sync means nothing)."""
-    outcomes = sync_stores(dataset.settings, dataset.registry, full=full)
+    """Sync every store; raises when a run fails (a figure of a failed sync means nothing).
+
+    Full: a run per store, timed from each run's step events. Incremental: one fleet run,
+    timed as a whole; its write steps are the stores' dataset and sales steps as the run
+    reports them (pipelines.fleet.progress)."""
+    steps: list[StepFinished] = []
+
+    def hear(event: object) -> None:
+        if isinstance(event, StepFinished) and event.success:
+            steps.append(event)
+
+    started = time.perf_counter()
+    outcomes = sync_stores(dataset.settings, dataset.registry, full=full, report=hear)
+    elapsed = time.perf_counter() - started
     failed = [o for o in outcomes if not o.success]
     if failed:
         raise RuntimeError(
             "; ".join(f"{o.label}: {o.failed_step}: {o.error} (run {o.run_id})" for o in failed)
         )
     stores = [o for o in outcomes if o.label != "exchange_rates"]
-    return outcomes, _times(dataset, stores)
+    if full:
+        return outcomes, _times(dataset, stores)
+    rates = sum(o.seconds for o in outcomes if o.label == "exchange_rates")
+    times = SyncTimes(wall=elapsed - rates)
+    for step in steps:
+        times.steps[step.step] = times.steps.get(step.step, 0.0) + step.seconds
+    times.write = sum(times.steps.values())
+    return outcomes, times
 
 
 def _times(dataset: Dataset, outcomes: list[RunOutcome]) -> SyncTimes:

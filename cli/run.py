@@ -215,7 +215,7 @@ def housekeeper(app: AppContext) -> None:
     remove expired files, every 10 s until stopped (`orchestrator` and `up` start it)."""
     import threading
 
-    from pipelines.exports.housekeeping import run_housekeeper
+    from pipelines.housekeeping import run_housekeeper
 
     # What it does, at INFO unless QUARRY_LOG_LEVEL says otherwise: its own lines and the
     # export jobs' (the rest of the process keeps the CLI's level).

@@ -6,7 +6,7 @@ QUARRY_ALERT_WEBHOOK_URL; docs/operations.md), never by API clients: the service
 them no callback. Mail goes through the email destination's own SMTP code. An alert that
 cannot be sent is a warning in the log and nothing more: it must never fail the run or
 hide the failure it reports. The callers send each failure once (exports.jobs.failure,
-pipelines.sync.sensors).
+pipelines.fleet.store_sensors).
 """
 
 from __future__ import annotations

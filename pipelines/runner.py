@@ -314,10 +314,10 @@ def sync_stores_on_worker(
         _wait(instance, run_id, "fleet", "fleet", timeout, _ignore)
         synced = fleet_outcomes(instance, run_id)
         for store_id, name in wanted.items():
-            outcome = synced.get(store_id)
-            if outcome is not None and outcome.success:
-                report(outcome)
-                outcomes.append(outcome)
+            done = synced.get(store_id)
+            if done is not None and done.success:
+                report(done)
+                outcomes.append(done)
                 continue
             report(RunStarted(store_id, name))
             tags = {"dagster/partition": store_id} | store_tags(store_id, name)

@@ -17,10 +17,10 @@ from exports.configs.definition import (
     ExportDefinition,
     PartSpec,
 )
+from exports.configs.naming import DEFAULT_TEMPLATE, template_errors
 from exports.configs.parts import part_spec
 from exports.configs.problems import Problems
 from exports.configs.sections import destination, format_options, schedule
-from exports.files.naming import DEFAULT_TEMPLATE, template_errors
 from quarry.errors import InvalidRequest
 from quarry.settings import Settings
 from warehouse.catalog import dataset

@@ -16,8 +16,8 @@ import yaml
 
 from destinations.fields import is_env_reference
 from exports.configs.definition import PartSpec
+from exports.configs.naming import DEFAULT_TEMPLATE
 from exports.configs.options import FormatOptions
-from exports.files.naming import DEFAULT_TEMPLATE
 from quarry.crypto import SecretBox
 from registry.models import ExportConfig
 from warehouse.catalog import dataset

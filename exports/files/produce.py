@@ -22,10 +22,10 @@ import duckdb
 import pyarrow as pa
 
 from exports.configs.definition import PartSpec, StoredConfig
+from exports.configs.naming import EXTENSIONS
 from exports.configs.options import FormatOptions
 from exports.files.csv_copy import CopySource, copy_csv
 from exports.files.csv_writer import CsvWriter
-from exports.files.naming import EXTENSIONS
 from exports.files.xlsx_writer import MAX_DATA_ROWS, XlsxWriter
 from exports.files.zip_writer import ZipWriter
 from quarry.files import TEMPORARY_MARK, FileStore, staging_dir

@@ -22,8 +22,8 @@ from sqlalchemy import or_, update
 from destinations.base import Delivery, DeliveryError
 from destinations.kinds import destination_for
 from exports.configs.definition import StoredConfig
+from exports.configs.naming import render_file_name
 from exports.files.cleanup import remove_staging
-from exports.files.naming import render_file_name
 from exports.files.produce import (
     CONTENT_TYPES,
     Account,

@@ -14,7 +14,7 @@ canceled) is failed with the run's reason. The Dagster run of a dead worker is m
 failed too, its concurrency slots freed, and what the run left in the job's folder (a
 partial file, a writer's temporary files) removed.
 
-The housekeeper (pipelines.exports.housekeeping) calls it every 10 s from the orchestrator role, so
+The housekeeper (pipelines.housekeeping) calls it every 10 s from the orchestrator role, so
 the death of a worker role cannot stop it: a killed worker of the same role ends its job
 `failed` within about 15 s, one of another role within the timeout + 10 s.
 """

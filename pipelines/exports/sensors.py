@@ -1,6 +1,6 @@
 """The sensor of scheduled exports. The reaper and the reconciler are not sensors: sensors
 execute in the code server (the worker role), so they run in the housekeeper instead
-(pipelines.exports.housekeeping)."""
+(pipelines.housekeeping)."""
 
 from datetime import datetime
 

@@ -28,4 +28,4 @@ def fleet_app(settings: Settings) -> Celery:
         }
     )
     create_task(app)
-    return app  # type: ignore[no-any-return]
+    return app

@@ -95,6 +95,7 @@ def _requirements(config: ExecutorConfig) -> list[ExecutorRequirement]:
 def fleet_executor(init_context: InitExecutorContext) -> Executor:
     """In process, or on Celery workers (dagster-celery), as the run config says."""
     kind, config = next(iter(init_context.executor_config.items()))
+    options: dict[str, Any] = dict(config or {})  # type: ignore[call-overload]
     if kind == "celery":
         from dagster_celery import celery_executor
 
@@ -104,7 +105,7 @@ def fleet_executor(init_context: InitExecutorContext) -> Executor:
     context = InitExecutorContext(
         job=init_context.job,
         executor_def=target,
-        executor_config=_with_defaults(target, config),
+        executor_config=_with_defaults(target, options),
         instance=init_context.instance,
     )
     return target.executor_creation_fn(context)  # type: ignore[misc]

@@ -46,6 +46,7 @@ from pipelines.resources import QuarryResource
 from pipelines.run_logger import LOGGERS_CONFIG
 from pipelines.sync.snapshot import take_snapshot
 from quarry.errors import NotFound
+from registry.measures import write_tally
 
 FLEET_JOB = "sync_fleet"
 TICK_OUTPUT = "tick"
@@ -127,6 +128,7 @@ def sync_batch(
             quarry.connector(store),
             datasets=tuple(item["datasets"]),
             batch_rows=quarry.batch_rows,
+            max_stores=quarry.settings.metrics_max_stores,
             report=partial(progress.step, store_id, name),
         )
         progress.finished(
@@ -143,7 +145,7 @@ def sync_batch(
             )
         )
         for event in store_events(result, f"{name} ({store_id})"):
-            context.log_event(event)
+            context.log_event(event)  # type: ignore[arg-type]  # checks too, since 1.9
         if result.error:
             context.log.warning(f"store {name} ({store_id}) failed: {result.error}")
         outcomes.append(
@@ -156,6 +158,7 @@ def sync_batch(
                 "seconds": round(result.seconds, 3),
             }
         )
+    write_tally(quarry.registry)  # the batch's figures for /metrics, in one write
     return outcomes
 
 
@@ -186,4 +189,4 @@ def fleet_report(context: OpExecutionContext, synced: list[list[dict[str, Any]]]
     "many stores per step; in process or on Celery workers (QUARRY_FLEET_EXECUTOR).",
 )
 def sync_fleet() -> None:
-    fleet_report(probe_fleet().batches.map(sync_batch).collect())  # type: ignore[union-attr]
+    fleet_report(probe_fleet().batches.map(sync_batch).collect())

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pipelines.sync.dataset import DatasetSync, sync_dataset
+from pipelines.sync.measured import measured_step
 from pipelines.sync.sales import SalesBuild, build_sales
 from pipelines.sync.snapshot import SnapshotTaken, take_snapshot
 from pipelines.sync.table_stats import key_health
@@ -98,11 +99,14 @@ def sync_store(
     *,
     datasets: tuple[str, ...] = tuple(SOURCE_DATASETS),
     batch_rows: int = 50_000,
+    max_stores: int = 0,
     report: StepReport = _ignore,
 ) -> StoreSync:
     """Sync the connector's store: `datasets` (incrementally, from the beginning where no
     cursor is saved), then sales, checks and snapshot. Never raises for the store's own
-    failures (the platform's, a failed check): they are in the result."""
+    failures (the platform's, a failed check): they are in the result. Each step's time and
+    rows are tallied for /metrics (labelled by store up to `max_stores` stores); the
+    caller writes the tally (registry.measures.write_tally)."""
     store_id = connector.store_id
     result = StoreSync(store_id)
     started = time.monotonic()
@@ -112,14 +116,18 @@ def sync_store(
         for dataset in datasets:
             result.failed_dataset = dataset
             step = time.monotonic()
-            done = sync_dataset(
-                lake, registry, connector, dataset, full=False, batch_rows=batch_rows
-            )
+            with measured_step(registry, store_id, dataset, max_stores, write=False) as figures:
+                done = sync_dataset(
+                    lake, registry, connector, dataset, full=False, batch_rows=batch_rows
+                )
+                figures.rows = sum(done.rows.values())
             result.datasets[dataset] = done
             report(f"sync_{dataset}", True, time.monotonic() - step, done.rows)
         result.failed_dataset = None
         step = time.monotonic()
-        result.sales = build_sales(lake, registry, store_id)
+        with measured_step(registry, store_id, "sales", max_stores, write=False) as figures:
+            result.sales = build_sales(lake, registry, store_id)
+            figures.rows = result.sales.rows
         if result.sales.rows or result.sales.orders or result.sales.full:
             report("sales", True, time.monotonic() - step, {"sales": result.sales.rows})
         result.checks = _checks(lake, connector, result, since)

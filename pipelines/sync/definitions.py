@@ -8,12 +8,10 @@ from pipelines.sync.assets import SOURCE_ASSETS, exchange_rates, sales, warehous
 from pipelines.sync.checks import TABLE_CHECKS
 from pipelines.sync.jobs import JOBS
 from pipelines.sync.schedules import SCHEDULES
-from pipelines.sync.sensors import SENSORS
 
 defs = Definitions(
     assets=[*SOURCE_ASSETS, sales, exchange_rates, warehouse_snapshot],
     asset_checks=TABLE_CHECKS,
     jobs=JOBS,
     schedules=SCHEDULES,
-    sensors=SENSORS,
 )

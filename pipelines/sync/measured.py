@@ -21,10 +21,12 @@ class StepFigures:
 
 @contextmanager
 def measured_step(
-    registry: Registry, store_id: str, dataset: str, max_stores: int
+    registry: Registry, store_id: str, dataset: str, max_stores: int, *, write: bool = True
 ) -> Iterator[StepFigures]:
     """Times the block; set `rows` on what it yields. A raised IncompleteSync counts as a
-    `sync_incomplete` failure, any other exception as a `sync` one (and goes on)."""
+    `sync_incomplete` failure, any other exception as a `sync` one (and goes on). The
+    figures are written to the registry when the block ends, unless not `write` (a fleet
+    batch writes its stores' figures once, pipelines.fleet.jobs)."""
     figures = StepFigures()
     started = time.perf_counter()
     try:
@@ -40,4 +42,5 @@ def measured_step(
         TALLY.observe("quarry_sync_duration_seconds", labels, time.perf_counter() - started)
         TALLY.count("quarry_sync_rows", labels, figures.rows)
     finally:
-        write_tally(registry)
+        if write:
+            write_tally(registry)

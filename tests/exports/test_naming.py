@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from api.job_files import content_disposition
-from exports.files.naming import render_file_name, template_errors
+from exports.configs.naming import render_file_name, template_errors
 
 CREATED = datetime(2024, 1, 1, 3, 30, tzinfo=UTC)
 

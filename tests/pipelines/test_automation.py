@@ -17,9 +17,9 @@ from dagster import (
 from pipelines.definitions import defs
 from pipelines.fleet.run_config import FLEET_TAG
 from pipelines.fleet.schedules import hourly_sync
+from pipelines.fleet.store_sensors import store_partitions
 from pipelines.partitions import STORES_PARTITIONS
 from pipelines.resources import QuarryResource
-from pipelines.sync.sensors import store_partitions
 from registry.db import Registry
 from registry.models import Store, utcnow
 

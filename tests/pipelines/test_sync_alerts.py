@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from dagster import DagsterInstance, build_sensor_context
 
+from pipelines.fleet.store_sensors import sync_failure_alerts
 from pipelines.resources import QuarryResource
 from pipelines.runner import sync_stores
-from pipelines.sync.sensors import sync_failure_alerts
 from platforms.base import Connector
 from quarry.settings import Settings
 from registry.accounts import get_account, get_store

@@ -80,7 +80,7 @@ CODE_LOCATION = """
 import logging
 from dagster import build_sensor_context, instance_for_test
 from pipelines.resources import QuarryResource
-from pipelines.sync.sensors import store_partitions
+from pipelines.fleet.store_sensors import store_partitions
 from quarry.redaction import redacting
 
 with instance_for_test() as instance:

@@ -1,5 +1,5 @@
-"""Keep the `stores` partitions in step with the registry, and sync new stores soon; alert
-the operators when a sync run fails."""
+"""Keep the `stores` partitions in step with the registry, and sync new stores soon (one
+fleet run); alert the operators when a sync run fails."""
 
 import hashlib
 from datetime import UTC, datetime
