@@ -77,6 +77,9 @@ class Settings(BaseSettings):
     # Export files older than this many days are removed (their jobs stay, marked removed);
     # unset keeps files until a store re-syncs or is removed.
     export_retention_days: int | None = None
+    # Finished Dagster runs older than this many days are deleted with their events, except
+    # those holding a partition's latest materialization or check result.
+    run_retention_days: int = Field(default=30, ge=1)
     # POST /v1/query: interrupt a query after this many seconds (504), and refuse one whose
     # estimated result has more rows than this before TIMESERIES fills gaps.
     query_timeout_seconds: float = Field(default=30.0, gt=0)

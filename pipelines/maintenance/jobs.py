@@ -1,9 +1,14 @@
 """The warehouse maintenance job: one op, one pass over the whole lake."""
 
+from datetime import timedelta
+
 from dagster import MetadataValue, OpExecutionContext, Output, in_process_executor, job, op
 
+from pipelines.maintenance.run_retention import prune_runs, runs_holding_latest_events
 from pipelines.resources import QuarryResource
 from pipelines.run_logger import LOGGERS_CONFIG
+from quarry.files import run_files
+from registry.models import utcnow
 from warehouse.maintenance import maintain
 
 
@@ -35,3 +40,35 @@ def maintain_warehouse(context: OpExecutionContext, quarry: QuarryResource) -> O
 )
 def warehouse_maintenance() -> None:
     maintain_warehouse()
+
+
+@op(
+    description="Delete finished runs older than QUARRY_RUN_RETENTION_DAYS, except those "
+    "holding a partition's latest materialization or check result."
+)
+def prune_old_runs(context: OpExecutionContext, quarry: QuarryResource) -> Output[None]:
+    graph = context.repository_def.asset_graph
+    protected = runs_holding_latest_events(
+        context.instance, graph.get_all_asset_keys(), list(graph.asset_check_keys)
+    )
+    protected.add(context.run_id)
+    before = utcnow() - timedelta(days=quarry.settings.run_retention_days)
+    result = prune_runs(context.instance, before, protected, run_files(quarry.settings))
+    return Output(
+        None,
+        metadata={
+            "runs_deleted": result.deleted,
+            "runs_kept_for_history": result.kept_for_history,
+            "older_than": before.isoformat(),
+        },
+    )
+
+
+@job(
+    executor_def=in_process_executor,
+    config=LOGGERS_CONFIG,
+    description="Dagster's runs and events older than QUARRY_RUN_RETENTION_DAYS, deleted; "
+    "never a run holding a store partition's latest materialization or check result.",
+)
+def dagster_run_retention() -> None:
+    prune_old_runs()

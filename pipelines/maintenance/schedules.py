@@ -3,7 +3,7 @@ catalog queries."""
 
 from dagster import DefaultScheduleStatus, RunRequest, schedule
 
-from pipelines.maintenance.jobs import warehouse_maintenance
+from pipelines.maintenance.jobs import dagster_run_retention, warehouse_maintenance
 
 
 @schedule(
@@ -16,4 +16,14 @@ def hourly_maintenance() -> RunRequest:
     return RunRequest()
 
 
-SCHEDULES = [hourly_maintenance]
+@schedule(
+    job=dagster_run_retention,
+    cron_schedule="45 3 * * *",
+    default_status=DefaultScheduleStatus.RUNNING,
+    description="Every day at 03:45 UTC: old Dagster runs and their events deleted.",
+)
+def daily_run_retention() -> RunRequest:
+    return RunRequest()
+
+
+SCHEDULES = [hourly_maintenance, daily_run_retention]
