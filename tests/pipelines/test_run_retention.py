@@ -80,4 +80,4 @@ def test_old_runs_go_but_never_the_latest_events_of_a_partition(
     )
     assert runs == held
     # A deleted run's values went with it.
-    assert {key.split("/", 1)[0] for key in run_files(settings).keys()} <= runs
+    assert {key.split("/", 1)[0] for key in run_files(settings).keys("")} <= runs
