@@ -12,6 +12,7 @@ Seeding and advancing the demo data are not part of any figure.
 from __future__ import annotations
 
 import math
+import os
 import resource
 import shutil
 import time
@@ -97,7 +98,10 @@ def seed_fleet(settings: Settings, registry: Registry, stores: int) -> list[str]
 def run_section(section: Section, home: Path, stores: int, say: Callable[[str], None]) -> None:
     """Seed a fleet of `stores` stores in a fresh `home` and measure it into `section`."""
     shutil.rmtree(home, ignore_errors=True)
-    settings = load_settings(home=home, dagster_home=home / "dagster")
+    # The runs' resources read the environment: it names the fleet's home while it is measured.
+    saved = {name: os.environ.get(name) for name in ("QUARRY_HOME", "DAGSTER_HOME")}
+    os.environ.update(QUARRY_HOME=str(home), DAGSTER_HOME=str(home / "dagster"))
+    settings = load_settings()
     registry = Registry(settings)
     try:
         say(f"fleet {stores}: seeding {math.ceil(stores / STORES_PER_ACCOUNT)} accounts")
@@ -118,6 +122,11 @@ def run_section(section: Section, home: Path, stores: int, say: Callable[[str], 
         changed = _timed(settings, registry, lambda: sync_stores(settings, registry))
     finally:
         registry.dispose()
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     _add(section, stores, "first_sync", "first sync of every store", first, FIRST_SYNC_SECONDS)
     _add(section, stores, "no_change_tick", "tick, nothing changed", quiet, NO_CHANGE_SECONDS,
          floor=probe_wall)  # fmt: skip
