@@ -11,11 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from exports.configs.options import FormatOptions
+from exports.files.formats import FORMATS as FILE_FORMATS
 from registry.models import ExportConfig
 
 RECORD_TYPES = ("orders", "customers", "products", "draft_orders")
 ENTITY_TYPES = (*RECORD_TYPES, "query", "bundle")
-FORMATS = ("csv", "xlsx", "zip")
+# Every format of exports.files.formats; a bundle must be one holding several tables.
+FORMATS = tuple(FILE_FORMATS)
 # The one kind of export that cannot be triggered through the API: a live sheet sync
 # replaces a spreadsheet's tab on a schedule; on demand it would race its own schedule.
 SCHEDULE_ONLY_KINDS = {"google_sheets": "live sheet sync (google_sheets destination)"}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -22,40 +22,19 @@ import duckdb
 import pyarrow as pa
 
 from exports.configs.definition import PartSpec, StoredConfig
-from exports.configs.options import FormatOptions
 from exports.files.csv_copy import CopySource, copy_csv
-from exports.files.csv_writer import CsvWriter
-from exports.files.naming import EXTENSIONS
-from exports.files.xlsx_writer import MAX_DATA_ROWS, XlsxWriter
-from exports.files.zip_writer import ZipWriter
+from exports.files.formats import EXTENSIONS, write_file
+from exports.files.tables import SqlPart, Table
+from exports.files.xlsx_writer import MAX_DATA_ROWS
 from quarry.files import TEMPORARY_MARK, FileStore, staging_dir
 from quarry.settings import Settings
 from warehouse.catalog import Dataset, dataset
 from warehouse.query import StoreInfo, run_query
 from warehouse.reader import WarehouseReader
 from warehouse.records import parse_list_params
+from warehouse.schemas import TABLES
 
 BATCH_ROWS = 10_000
-CONTENT_TYPES = {
-    "csv": "text/csv",
-    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    "zip": "application/zip",
-}
-
-
-@dataclass(frozen=True)
-class Table:
-    """One part of a file: its title row and a stream of value rows. A record part also
-    offers the same rows as Arrow `batches` (both views share one lazy stream, so a writer
-    consumes one or the other): the CSV writer formats those a column at a time."""
-
-    name: str
-    titles: list[str]
-    rows: Iterator[Sequence[Any]]
-    batches: Iterator[pa.RecordBatch] | None = None
-    # A record part can also write itself as a whole CSV file with DuckDB's COPY
-    # (exports.files.csv_copy): (options, path) -> rows written, or None to use the writer.
-    copy_csv: Callable[[FormatOptions, Path], int | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -129,17 +108,49 @@ def _record_source(part: PartSpec, store_ids: Sequence[str]) -> CopySource:
     )
 
 
+def column_names(part: PartSpec) -> list[str]:
+    """The names of a record part's columns in formats naming columns (Parquet, JSON
+    Lines): the field's name, or the title the configuration gave it (a title left to
+    the catalog's default is a header for people, not a column name)."""
+    ds = _record_dataset(part)
+    names = []
+    for column in part.columns:
+        found = ds.field(column.field)
+        default_title = found.title if found is not None else column.field
+        names.append(column.field if column.title == default_title else column.title)
+    return names
+
+
+def record_schema(part: PartSpec) -> pa.Schema:
+    """The Arrow types of a record part's columns, from the warehouse's table schema."""
+    ds = _record_dataset(part)
+    table_schema = TABLES[ds.table].schema
+    fields = []
+    for column, name in zip(part.columns, column_names(part), strict=True):
+        found = ds.field(column.field)
+        assert found is not None, column.field
+        fields.append(pa.field(name, table_schema.field(found.source).type))
+    return pa.schema(fields)
+
+
 def record_table(
     cursor: duckdb.DuckDBPyConnection, part: PartSpec, store_ids: Sequence[str]
 ) -> Table:
     """A record part: its columns and rows (_record_source)."""
     titles = [c.title for c in part.columns]
+    names = column_names(part)
     if not store_ids:
-        return Table(part.name, titles, iter(()))
+        return Table(part.name, titles, iter(()), names=names, schema=record_schema(part))
     source = _record_source(part, store_ids)
     batches = stream_batches(cursor, source.select(source.columns), list(source.params))
     return Table(
-        part.name, titles, rows_of(batches), batches, partial(copy_csv, cursor, source, titles)
+        part.name,
+        titles,
+        rows_of(batches),
+        batches,
+        partial(copy_csv, cursor, source, titles),
+        sql=SqlPart(cursor, source),
+        names=names,
     )
 
 
@@ -158,7 +169,7 @@ def query_table(
     )
     names = [c["name"] for c in result.columns]
     rows = iter([[row.get(n) for n in names] for row in result.rows])
-    return Table(part.name, [c["title"] for c in result.columns], rows)
+    return Table(part.name, [c["title"] for c in result.columns], rows, names=names)
 
 
 @dataclass(frozen=True)
@@ -243,60 +254,3 @@ def produce(
             shutil.rmtree(target.parent, ignore_errors=True)
             raise
     return Produced(target, rows, cut)
-
-
-def write_file(
-    file_format: str,
-    options: FormatOptions,
-    tables: Iterator[Table],
-    path: Path,
-    max_rows: int,
-) -> tuple[int, int]:
-    """(rows written, XLSX cells cut) after writing every table to `path`."""
-    if file_format == "csv":
-        return _csv(path, options, next(tables)), 0
-    if file_format == "xlsx":
-        workbook = XlsxWriter(path, options, max_rows_per_sheet=max_rows)
-        for table in tables:
-            workbook.sheet(table.name, table.titles)
-            workbook.rows(table.rows)
-        workbook.close()
-        return workbook.rows_written, workbook.cut_cells
-    archive = ZipWriter(path)
-    rows = cut = 0
-    try:
-        for table in tables:
-            if options.member_format == "xlsx":
-                member = path.with_name(f"{path.name}.member.xlsx")
-                try:
-                    written, cells = write_file("xlsx", options, iter([table]), member, max_rows)
-                    archive.add_file(member, f"{table.name}.xlsx")
-                finally:
-                    member.unlink(missing_ok=True)
-                rows, cut = rows + written, cut + cells
-            else:
-                with archive.text_member(f"{table.name}.csv") as stream:
-                    rows += _csv_table(CsvWriter(stream, options), table)
-    finally:
-        archive.close()
-    return rows, cut
-
-
-def _csv(path: Path, options: FormatOptions, table: Table) -> int:
-    if table.copy_csv is not None:
-        rows = table.copy_csv(options, path)
-        if rows is not None:
-            return rows
-    with path.open("w", encoding="utf-8", newline="") as stream:
-        return _csv_table(CsvWriter(stream, options), table)
-
-
-def _csv_table(writer: CsvWriter, table: Table) -> int:
-    """Rows written: Arrow batches when the table has them (the vectorised path), else
-    the Python rows (query parts, already Python values)."""
-    writer.header(table.titles)
-    if table.batches is not None:
-        writer.batches(table.batches)
-    else:
-        writer.rows(table.rows)
-    return writer.rows_written

@@ -22,9 +22,9 @@ from destinations.base import Delivery, DeliveryError
 from destinations.kinds import destination_for
 from exports.configs.definition import StoredConfig
 from exports.files.cleanup import remove_staging
+from exports.files.formats import CONTENT_TYPES
 from exports.files.naming import render_file_name
 from exports.files.produce import (
-    CONTENT_TYPES,
     Account,
     file_key,
     produce,
