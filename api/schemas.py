@@ -252,6 +252,10 @@ class ExportDestination(BaseModel):
 class ExportSchedule(BaseModel):
     cron: str
     timezone: str | None
+    paused: bool = Field(
+        description="Quarry's own: paused by POST /v1/exports/{id}/pause (or `quarry exports "
+        "pause`); the schedule does not run it, a run by hand still does."
+    )
 
 
 class ExportDetail(ExportSummary):
