@@ -31,7 +31,7 @@ from exports.files.produce import (
     staging_path,
 )
 from exports.files.xlsx_writer import MAX_DATA_ROWS
-from exports.jobs.failure import fail_job
+from exports.jobs.failure import fail_job, report_job_success
 from exports.jobs.lifecycle import COMPLETED, FAILED, QUEUED, RUNNING, finish
 from quarry.crypto import SecretBox
 from quarry.errors import QuarryError
@@ -195,6 +195,7 @@ def _run(
         location = _deliver(settings, config, job_id, target, file_name, environ)
         with registry.session() as session:
             finish(session, job_id, COMPLETED)
+        report_job_success(settings, registry, job_id)
     finally:
         if staged:
             # The store holds the file now (or the run failed): the staged copy goes.

@@ -1,22 +1,27 @@
 """Keep the `stores` partitions in step with the registry, and sync new stores soon; alert
 the operators when a sync run fails."""
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from dagster import (
     DagsterInstance,
     DagsterRun,
+    DagsterRunStatus,
     DefaultSensorStatus,
     RunFailureSensorContext,
     RunRequest,
+    RunStatusSensorContext,
     SensorEvaluationContext,
     SensorResult,
     run_failure_sensor,
+    run_status_sensor,
     sensor,
 )
 from sqlalchemy import select
 
-from destinations.alerts import Alert, send_alert
+from destinations.alert_groups import report_failure, report_success, run_link, sync_subject
+from destinations.alerts import Alert
 from pipelines.exports.runs import failure_reason
 from pipelines.instance import store_tags
 from pipelines.partitions import partition_changes
@@ -64,7 +69,29 @@ def sync_failure_alerts(context: RunFailureSensorContext, quarry: QuarryResource
     run = context.dagster_run
     if run.job_name not in SYNC_JOB_NAMES or not quarry.settings.alerts_enabled:
         return  # an export run alerts through its job's row (exports.jobs.failure)
-    send_alert(quarry.settings, failed_sync(quarry.registry, context.instance, run))
+    alert = failed_sync(quarry.registry, context.instance, run)
+    alert = replace(alert, links=(run_link(quarry.settings, run.run_id),))
+    # One store's repeated failures make one alert and reminders (destinations.alert_groups).
+    subject = sync_subject(run.tags.get(PARTITION_TAG))
+    report_failure(quarry.settings, quarry.registry, subject, alert, now=alert.at)
+
+
+@run_status_sensor(
+    run_status=DagsterRunStatus.SUCCESS,
+    monitor_all_code_locations=True,
+    minimum_interval_seconds=30,
+    default_status=DefaultSensorStatus.RUNNING,
+    description="Sends a 'recovered' alert when a store whose syncs were failing syncs "
+    "again (only after failures, and only with alerts configured).",
+)
+def sync_recovery_alerts(context: RunStatusSensorContext, quarry: QuarryResource) -> None:
+    run = context.dagster_run
+    if run.job_name not in SYNC_JOB_NAMES or not quarry.settings.alerts_enabled:
+        return
+    store_id = run.tags.get(PARTITION_TAG)
+    what = f"sync of store {store_id}" if store_id else "sync of exchange rates"
+    alert = Alert(what, None, "", utcnow(), links=(run_link(quarry.settings, run.run_id),))
+    report_success(quarry.settings, quarry.registry, sync_subject(store_id), alert)
 
 
 def failed_sync(registry: Registry, instance: DagsterInstance, run: DagsterRun) -> Alert:
@@ -94,4 +121,4 @@ def failed_sync(registry: Registry, instance: DagsterInstance, run: DagsterRun) 
     )
 
 
-SENSORS = [store_partitions, sync_failure_alerts]
+SENSORS = [store_partitions, sync_failure_alerts, sync_recovery_alerts]

@@ -91,7 +91,10 @@ def test_scheduled_exports_request_one_run_per_configuration_and_tick(
         scheduled = {
             c.id: c.name
             for c in session.scalars(
-                select(ExportConfig).where(ExportConfig.schedule_cron.is_not(None))
+                select(ExportConfig).where(
+                    ExportConfig.schedule_cron.is_not(None),
+                    ExportConfig.schedule_paused.is_(False),
+                )
             )
         }
     first, second = results
@@ -111,7 +114,8 @@ def test_a_paused_schedule_is_skipped_and_named_in_the_tick_log(
     with registry.session() as session:
         paused = session.scalars(
             select(ExportConfig).where(
-                ExportConfig.account_id == demo_account, ExportConfig.schedule_cron.is_not(None)
+                ExportConfig.account_id == demo_account,
+                ExportConfig.name == "Paid orders, daily (CSV)",
             )
         ).first()
         assert paused is not None
@@ -128,8 +132,8 @@ def test_a_paused_schedule_is_skipped_and_named_in_the_tick_log(
         assert paused_id not in requested
         # The sensor's log (context.log), what the tick's log in the Dagster UI shows.
         logged = capfd.readouterr().err
-        assert f"paused (not run on schedule): {paused_name}" in logged
-        assert f"skipped paused ticks: {paused_name} at " in logged
+        assert "paused (not run on schedule): Live orders sheet, Paid orders, daily (CSV)" in logged
+        assert f"{paused_name} at " in logged.split("skipped paused ticks: ")[1]
     finally:
         with registry.session() as session:
             set_schedule_paused(session, paused_id, False)
@@ -146,3 +150,16 @@ def test_a_paused_schedule_is_skipped_and_named_in_the_tick_log(
     finally:
         with registry.session() as session:
             set_schedule_paused(session, paused_id, False)
+
+
+def test_the_demo_live_sheet_starts_paused(registry: Registry, demo_account: str) -> None:
+    # It cannot succeed without a Google credential: a stock demo must not alert hourly.
+    with registry.session() as session:
+        by_name = {
+            c.name: c
+            for c in session.scalars(
+                select(ExportConfig).where(ExportConfig.account_id == demo_account)
+            )
+        }
+        assert by_name["Live orders sheet"].schedule_paused is True
+        assert by_name["Paid orders, daily (CSV)"].schedule_paused is False
