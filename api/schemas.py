@@ -268,6 +268,10 @@ class ExportDetail(ExportSummary):
     file_name: str | None = Field(description="The file-name template.")
     destination: ExportDestination
     schedule: ExportSchedule | None
+    rows: Literal["all", "changed"] = Field(
+        description="Quarry's own: `changed` delivers the rows changed since the last "
+        "completed job (with `_change` and `_snapshot`), `all` every row."
+    )
     created_at: datetime
     updated_at: datetime
 

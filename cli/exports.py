@@ -305,6 +305,24 @@ def resume(app: AppContext, config_id: str, as_json: bool) -> None:
     _set_paused(app, config_id, False, as_json)
 
 
+@exports.command("reset")
+@click.argument("config_id")
+@click.option("--json", "as_json", is_flag=True, help='Print {"id", "name", "stores_reset"}.')
+@pass_app
+def reset(app: AppContext, config_id: str, as_json: bool) -> None:
+    """Start a changed-rows export over: its next run delivers every row (refused while a
+    job of it is queued or running)."""
+    from exports.configs.saved import require_config, reset_changes
+
+    with app.registry.session() as session:
+        name = require_config(session, config_id).name
+        count = reset_changes(session, config_id)
+    if as_json:
+        echo_json({"id": config_id, "name": name, "stores_reset": count})
+        return
+    click.echo(f"reset {config_id}  {name}: its next run delivers every row ({count} stores)")
+
+
 @exports.command("cleanup")
 @click.option("--older-than-days", "days", required=True, type=click.IntRange(min=0))
 @click.option("--json", "as_json", is_flag=True, help='Print {"jobs": [ids of the jobs]}.')

@@ -19,7 +19,7 @@ from api.json import json_response
 from api.openapi import AUTHENTICATED, problem_responses
 from api.schemas import ExportDetail, ExportList, RunAccepted
 from exports.configs.definition import schedule_only_reason
-from exports.configs.saved import get_visible_config, set_schedule_paused
+from exports.configs.saved import get_visible_config, reset_changes, set_schedule_paused
 from exports.jobs.lifecycle import MAX_IDEMPOTENCY_KEY, QUEUED, check_idempotency_key, create_job
 from exports.jobs.listing import config_view, config_views
 from pipelines.exports.launcher import launch
@@ -164,3 +164,26 @@ def resume_export(
     """Quarry's own: resume the configuration's schedule (idempotent): its next tick runs
     it (missed ticks are not caught up)."""
     return _set_paused(config_id, False, principal, registry, runs)
+
+
+@router.post(
+    "/exports/{config_id}/reset",
+    response_model=ExportDetail,
+    responses=problem_responses(*AUTHENTICATED, 404, 409),
+)
+def reset_export(
+    config_id: str,
+    principal: ExportPrincipal,
+    registry: RegistryDep,
+    runs: RunsDep,
+    _: NoParameters,
+    __: NoBody,
+) -> Response:
+    """Quarry's own: a changed-rows configuration starts over, its next run delivering
+    every row (`quarry exports reset`). 409 for a configuration of `rows: all`, or while
+    one of its jobs is queued or running."""
+    with registry.session() as session:
+        config = get_visible_config(session, principal, config_id)
+        reset_changes(session, config.id)
+        view = config_view(session, config, runs.latest, principal.config_store_ids(config))
+    return json_response(view)

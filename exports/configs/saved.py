@@ -18,6 +18,7 @@ from exports.configs.definition import ExportDefinition
 from exports.configs.document import AccountContext, read_document, validate_document
 from exports.configs.dump import is_stored_reference
 from exports.configs.problems import Problems
+from exports.jobs.change_starts import reset_starts
 from quarry.crypto import SecretBox
 from quarry.errors import Conflict, NotFound
 from quarry.settings import Settings
@@ -145,6 +146,27 @@ def delete_config(session: Session, config_id: str) -> list[str]:
     session.execute(delete(ExportConfig).where(ExportConfig.id == config_id))
     session.expunge(row)
     return [job_id for job_id, _ in jobs]
+
+
+def reset_changes(session: Session, config_id: str) -> int:
+    """A changed-rows configuration starts over: its next run delivers every row
+    (exports.jobs.change_starts). Conflict for a configuration of every row, or while a job
+    of it is queued or running (that run would record its end as the new start). Returns
+    how many stores had a start."""
+    row = require_config(session, config_id)
+    if row.definition.get("rows") != "changed":
+        raise Conflict(f"export {row.name!r} delivers every row (rows: all): nothing to reset")
+    busy = session.scalars(
+        select(ExportJob.id).where(
+            ExportJob.config_id == config_id, ExportJob.status.in_(("queued", "running"))
+        )
+    ).all()
+    if busy:
+        raise Conflict(
+            f"export {row.name!r} has a queued or running job ({', '.join(busy)}): "
+            "reset it once the job has ended"
+        )
+    return reset_starts(session, config_id)
 
 
 def set_schedule_paused(session: Session, config_id: str, paused: bool) -> ExportConfig:
@@ -289,6 +311,7 @@ def config_detail(
             "has_credentials": row.credentials_secret is not None,
         },
         "schedule": schedule,
+        "rows": body.get("rows") or "all",
         "created_at": row.created_at,
         "updated_at": row.updated_at,
     }

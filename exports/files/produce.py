@@ -10,10 +10,11 @@ delivery never sees half a file.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -22,19 +23,29 @@ import duckdb
 import pyarrow as pa
 
 from exports.configs.definition import PartSpec, StoredConfig
+from exports.files.changes import (
+    CHANGE_COLUMN,
+    SNAPSHOT_COLUMN,
+    StoreRange,
+    change_counts,
+    changes_source,
+)
 from exports.files.csv_copy import CopySource, copy_csv
 from exports.files.formats import EXTENSIONS, write_file
+from exports.files.manifest import FileSummary, PartSummary, StoreRead, add_to_zip
 from exports.files.tables import SqlPart, Table
 from exports.files.xlsx_writer import MAX_DATA_ROWS
 from quarry.files import TEMPORARY_MARK, FileStore, staging_dir
 from quarry.settings import Settings
 from warehouse.catalog import Dataset, dataset
+from warehouse.lake import LAKE
 from warehouse.query import StoreInfo, run_query
 from warehouse.reader import WarehouseReader
 from warehouse.records import parse_list_params
 from warehouse.schemas import TABLES
 
 BATCH_ROWS = 10_000
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -51,12 +62,18 @@ class Produced:
     path: Path
     rows: int
     cut_cells: int
+    summary: FileSummary = field(default_factory=lambda: FileSummary("all"))
 
 
 def file_key(job_id: str, file_format: str) -> str:
     """A job's file in the export file store (quarry.files.export_files): under its job
     id, never under the name a person sees."""
     return f"{job_id}/export{EXTENSIONS[file_format]}"
+
+
+def manifest_key(job_id: str) -> str:
+    """A job's manifest in the export file store, beside its file."""
+    return f"{job_id}/manifest.json"
 
 
 def staging_path(settings: Settings, files: FileStore, key: str) -> Path:
@@ -154,6 +171,82 @@ def record_table(
     )
 
 
+def changed_table(
+    cursor: duckdb.DuckDBPyConnection, part: PartSpec, ranges: Mapping[str, StoreRange]
+) -> tuple[Table, dict[str, int]]:
+    """A record part of a changed-rows configuration (exports.files.changes): its columns
+    then `_change` and `_snapshot`; and how many rows of each kind it holds."""
+    ds = _record_dataset(part)
+    query = parse_list_params(ds, [(name, v) for name, values in part.filters.items()
+                                   for v in values])  # fmt: skip
+    columns = []
+    for column in part.columns:
+        found = ds.field(column.field)
+        assert found is not None, column.field
+        columns.append(f'"{found.source}"')
+    source = changes_source(ds.table, columns, query.conditions, ranges)
+    titles = [c.title for c in part.columns] + [CHANGE_COLUMN, SNAPSHOT_COLUMN]
+    names = [*column_names(part), CHANGE_COLUMN, SNAPSHOT_COLUMN]
+    counts = change_counts(cursor, source)
+    batches = stream_batches(cursor, source.select(source.columns), list(source.params))
+    table = Table(
+        part.name,
+        titles,
+        rows_of(batches),
+        batches,
+        partial(copy_csv, cursor, source, titles),
+        sql=SqlPart(cursor, source),
+        names=names,
+    )
+    return table, counts
+
+
+def change_ranges(
+    cursor: duckdb.DuckDBPyConnection,
+    ends: Mapping[str, int],
+    starts: Mapping[str, int],
+    restarted: Mapping[str, str],
+) -> tuple[dict[str, StoreRange], list[StoreRead]]:
+    """Per store read, the range of a changed-rows run: from its start (when it has one
+    whose snapshot the lake still holds) to the snapshot read now."""
+    wanted = sorted({v for s, v in starts.items() if s in ends})
+    held: set[int] = set()
+    if wanted:
+        marks = ", ".join("?" * len(wanted))
+        held = {
+            int(v)
+            for (v,) in cursor.execute(
+                f"SELECT snapshot_id FROM {LAKE}.snapshots() WHERE snapshot_id IN ({marks})",
+                wanted,
+            ).fetchall()
+        }
+    ranges: dict[str, StoreRange] = {}
+    reads: list[StoreRead] = []
+    for store, end in sorted(ends.items()):
+        start = starts.get(store)
+        reason = restarted.get(store)
+        if start is not None and start not in held:
+            reason = f"its start snapshot {start} is no longer in the lake"
+            logger.warning(
+                "changed-rows export, store %s: %s; every row is delivered", store, reason
+            )
+            start = None
+        elif start is None and reason is None:
+            reason = "no completed run yet (or reset): every row"
+        ranges[store] = StoreRange(start, int(end))
+        reads.append(StoreRead(store, int(end), start, reason))
+    return ranges, reads
+
+
+def _columns_of(part: PartSpec) -> list[dict[str, str | None]]:
+    if part.entity_type == "query":
+        return []
+    return [
+        {"name": n, "title": c.title, "field": c.field}
+        for n, c in zip(column_names(part), part.columns, strict=True)
+    ]
+
+
 def query_table(
     cursor: duckdb.DuckDBPyConnection, part: PartSpec, account: Account, store_ids: Sequence[str]
 ) -> Table:
@@ -220,9 +313,17 @@ def produce(
     target: Path,
     *,
     max_rows_per_sheet: int = MAX_DATA_ROWS,
+    starts: Mapping[str, int] | None = None,
+    restarted: Mapping[str, str] | None = None,
+    describe: Callable[[FileSummary], dict[str, Any]] | None = None,
 ) -> Produced:
     """Write the configuration's file to `target` from one snapshot of `store_ids`. The
-    folder of `target` is the job's own: whatever fails, nothing of the run stays in it."""
+    folder of `target` is the job's own: whatever fails, nothing of the run stays in it.
+
+    `starts` (store -> snapshot), given for a changed-rows configuration, makes each record
+    part the rows changed since then (exports.files.changes); `restarted` says why a store
+    starts over. `describe` turns what was written into the manifest a zip carries inside
+    (exports.files.manifest)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f"{target.name}{TEMPORARY_MARK}run")
     # Record parts read their own tables only; a saved query may read several.
@@ -232,18 +333,41 @@ def produce(
     # The snapshot is pinned for the whole run: maintenance must not expire it under the
     # export, however long it takes.
     with reader.pinned(store_ids) as snapshot, reader.connect(snapshot, read_tables) as cursor:
+        ranges: dict[str, StoreRange] | None = None
+        reads = [StoreRead(s, snapshot.versions.get(s)) for s in sorted(store_ids)]
+        if starts is not None:
+            ranges, reads = change_ranges(cursor, snapshot.versions, starts, restarted or {})
+        summaries: list[PartSummary] = []
 
         def tables() -> Iterator[Table]:
             for part in config.parts:
+                dataset_name = part.entity_type
                 if part.entity_type == "query":
+                    summaries.append(PartSummary(part.name, "query", _columns_of(part)))
                     yield query_table(cursor, part, account, store_ids)
+                elif ranges is not None:
+                    table, counts = changed_table(cursor, part, ranges)
+                    columns = _columns_of(part) + [
+                        {"name": n, "title": n, "field": None}
+                        for n in (CHANGE_COLUMN, SNAPSHOT_COLUMN)
+                    ]
+                    summaries.append(
+                        PartSummary(part.name, dataset_name, columns, sum(counts.values()), counts)
+                    )
+                    yield table
                 else:
+                    summaries.append(PartSummary(part.name, dataset_name, _columns_of(part)))
                     yield record_table(cursor, part, store_ids)
 
         try:
             rows, cut = write_file(
                 config.format, config.options, tables(), partial, max_rows_per_sheet
             )
+            if len(summaries) == 1 and summaries[0].rows is None:
+                summaries[0] = replace(summaries[0], rows=rows)
+            summary = FileSummary(config.rows, reads, summaries, rows)
+            if config.format == "zip" and describe is not None:
+                add_to_zip(partial, describe(summary))
             os.replace(partial, target)
             # A job's file never changes once written; a local delivery may be a hard link
             # to it (destinations.local), which must not be edited in place either.
@@ -253,4 +377,4 @@ def produce(
             # file) stays behind.
             shutil.rmtree(target.parent, ignore_errors=True)
             raise
-    return Produced(target, rows, cut)
+    return Produced(target, rows, cut, summary)

@@ -15,6 +15,8 @@ import os
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from sqlalchemy import or_, update
 
@@ -23,14 +25,22 @@ from destinations.kinds import destination_for
 from exports.configs.definition import StoredConfig
 from exports.files.cleanup import remove_staging
 from exports.files.formats import CONTENT_TYPES
+from exports.files.manifest import FileSummary, manifest_body, manifest_text
 from exports.files.naming import render_file_name
 from exports.files.produce import (
     Account,
     file_key,
+    manifest_key,
     produce,
     staging_path,
 )
 from exports.files.xlsx_writer import MAX_DATA_ROWS
+from exports.jobs.change_starts import (
+    Starts,
+    load_starts,
+    record_starts,
+    wait_for_earlier_runs,
+)
 from exports.jobs.failure import fail_job, report_job_success
 from exports.jobs.lifecycle import COMPLETED, FAILED, QUEUED, RUNNING, finish
 from quarry.crypto import SecretBox
@@ -181,10 +191,39 @@ def _run(
         update={"duckdb_memory_limit": settings.export_duckdb_memory_limit}
     )
     reader = WarehouseReader(limited, registry)
+    starts: Starts | None = None
+    if config.changed_rows:
+        # One run of a changed-rows configuration at a time: each starts where the last
+        # completed one ended (exports.jobs.change_starts).
+        wait_for_earlier_runs(registry, job_id, config.id)
+        starts = load_starts(settings, registry, config.id)
+
+    def describe(summary: FileSummary, path: Path | None = None) -> dict[str, Any]:
+        return manifest_body(
+            summary,
+            job_id=job_id,
+            export_id=config.id,
+            name=config.name,
+            file_format=config.format,
+            file_name=file_name,
+            written_at=utcnow(),
+            path=path,
+        )
+
     try:
         produced = produce(
-            reader, config, account, store_ids, target, max_rows_per_sheet=max_rows_per_sheet
+            reader,
+            config,
+            account,
+            store_ids,
+            target,
+            max_rows_per_sheet=max_rows_per_sheet,
+            starts=starts.versions if starts is not None else None,
+            restarted=starts.restarted if starts is not None else None,
+            describe=describe,
         )
+        manifest = describe(produced.summary, target)
+        files.put_bytes(manifest_key(job_id), manifest_text(manifest).encode())
         if staged:
             files.put_file(target, key)
         with registry.session() as session:
@@ -192,9 +231,14 @@ def _run(
             assert job is not None
             job.file_path = key
             job.file_name = file_name
+            job.manifest = manifest
         location = _deliver(settings, config, job_id, target, file_name, environ)
         with registry.session() as session:
-            finish(session, job_id, COMPLETED)
+            completed = finish(session, job_id, COMPLETED)
+            if completed and config.changed_rows:
+                ends = {s.store_id: s.snapshot for s in produced.summary.stores
+                        if s.snapshot is not None}  # fmt: skip
+                record_starts(session, settings, config.id, job_id, ends)
         report_job_success(settings, registry, job_id)
     finally:
         if staged:

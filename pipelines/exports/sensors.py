@@ -16,7 +16,7 @@ from exports.configs.saved import require_config
 from exports.configs.schedules import due_exports, paused_exports
 from exports.jobs.lifecycle import create_job
 from pipelines.exports.jobs import export
-from pipelines.exports.runs import run_tags
+from pipelines.exports.runs import changed_rows_config, run_tags
 from pipelines.resources import QuarryResource
 from registry.models import utcnow
 
@@ -51,7 +51,8 @@ def scheduled_exports(context: SensorEvaluationContext, quarry: QuarryResource) 
                 idempotency_key=f"schedule:{due.scheduled_at.isoformat()}",
             )
             job_id = job.id
-        requests.append(RunRequest(run_key=due.run_key, tags=run_tags(job_id, due.config_name)))
+        tags = run_tags(job_id, due.config_name, changed_rows_config(quarry.registry, job_id))
+        requests.append(RunRequest(run_key=due.run_key, tags=tags))
     if skipped:
         context.log.info("skipped paused ticks: %s", "; ".join(skipped))
     skip_reason = None

@@ -206,12 +206,16 @@ def test_values_outside_a_fields_enumeration_are_400_naming_the_allowed_ones(
     body = assert_problem(response, 400, "Invalid request")
     assert field_errors(body) == [name]
     (error,) = body["errors"]
-    allowed = next(f for f in dataset(records).fields if f.name == name).values
+    found = dataset(records)
+    assert found is not None
+    allowed = next(f for f in found.fields if f.name == name).values
     assert allowed and all(v in error["message"] for v in allowed), error
 
 
 def test_the_financial_status_enumeration_is_the_platforms() -> None:
-    field = next(f for f in dataset("orders").fields if f.name == "financial_status")
+    orders = dataset("orders")
+    assert orders is not None
+    field = next(f for f in orders.fields if f.name == "financial_status")
     assert field.values == ("pending", "authorized", "partially_paid", "paid",
                             "partially_refunded", "refunded", "voided", "expired")  # fmt: skip
 

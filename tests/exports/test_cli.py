@@ -232,6 +232,7 @@ def test_pause_resume_and_delete_with_jobs(
     try:
         with registry.session() as session:
             config = session.get(ExportConfig, config_id)
+            assert config is not None
             done, _ = create_job(session, config)
             waiting, _ = create_job(session, config, idempotency_key="second")
             done_id, waiting_id = done.id, waiting.id
