@@ -142,6 +142,7 @@ def delete_config(session: Session, config_id: str) -> list[str]:
     # Statements, not session.delete(): the unit of work does not know jobs depend on
     # their configuration and may delete the configuration first, the database's cascade
     # taking the jobs, which SQLAlchemy then warns it found no more.
+    reset_starts(session, config_id)  # a changed-rows export's starts and their pins
     session.execute(delete(ExportJob).where(ExportJob.config_id == config_id))
     session.execute(delete(ExportConfig).where(ExportConfig.id == config_id))
     session.expunge(row)
