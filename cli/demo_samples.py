@@ -44,6 +44,7 @@ exports:
   - name: Paid orders, daily (CSV)
     entity_type: orders
     format: csv
+    rows: changed
     filters: {financial_status: [paid, partially_refunded]}
     format_options: {delimiter: ";", date_format: "%d.%m.%Y %H:%M", time_zone: Europe/Berlin}
     schedule: {cron: "0 6 * * *"}
