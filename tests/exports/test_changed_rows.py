@@ -8,6 +8,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import threading
+import time
 import zipfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -20,11 +22,15 @@ import pytest
 
 from exports.configs.saved import reset_changes
 from exports.jobs import execute
+from exports.jobs.change_starts import WAIT_SECONDS
 from exports.jobs.execute import ExportFailed
+from exports.jobs.lifecycle import finish
+from pipelines.exports.runs import changed_rows_config, run_tags
+from pipelines.instance import CHANGED_ROWS_TAG, instance_config
 from registry.accounts import create_account, create_store
-from registry.models import ExportChangeStart, ExportJob, SnapshotPin
+from registry.models import ExportChangeStart, ExportJob, SnapshotPin, utcnow
 from tests.api.world import World
-from tests.exports.conftest import run_config, stored
+from tests.exports.conftest import new_job, run_config, stored
 from warehouse.maintenance import maintain
 from warehouse.pages import ChangePage
 from warehouse.schemas import TABLES
@@ -256,3 +262,55 @@ def test_changed_rows_needs_record_data(
     with pytest.raises(InvalidRequest) as error:
         apply(world, [{**base, **entry}])
     assert f"exports[0].{key}" in error.value.detail and problem in error.value.detail
+
+
+def test_runs_of_one_configuration_go_one_at_a_time(world_cr: tuple[World, str]) -> None:
+    world, _ = world_cr
+    store = Store(world)
+    store.orders = {1: order(1)}
+    store.sync()
+    ids = apply(world, [{"name": "One at a time", "entity_type": "orders", "format": "jsonl",
+                         "rows": "changed", "stores": [STORE], "columns": COLUMNS}])  # fmt: skip
+    config_id = ids["One at a time"]
+    # An earlier job of the configuration is running (its run has claimed it).
+    earlier = new_job(world, config_id, status="running", started_at=utcnow(),
+                      heartbeat_at=utcnow(), worker="elsewhere:1")  # fmt: skip
+    later = new_job(world, config_id)
+    outcome: list[BaseException | None] = []
+
+    def second() -> None:
+        try:
+            execute.execute_job(world.settings, world.registry, later, f"run-{later}")
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    time.sleep(3 * WAIT_SECONDS)
+    assert thread.is_alive() and not outcome  # waiting behind the earlier job
+    with world.registry.session() as session:
+        finish(session, earlier, "failed", error="test: ended")
+    thread.join(timeout=60)
+    assert outcome == [None]
+    with world.registry.session() as session:
+        job = session.get(ExportJob, later)
+        assert job is not None and job.status == "completed"
+
+
+def test_changed_rows_runs_carry_the_tag_dagster_queues_one_at_a_time(
+    world_cr: tuple[World, str],
+) -> None:
+    world, _ = world_cr
+    ids = apply(world, [
+        {"name": "Tagged", "entity_type": "orders", "format": "csv", "rows": "changed",
+         "stores": [STORE]},
+        {"name": "Untagged", "entity_type": "orders", "format": "csv", "stores": [STORE]},
+    ])  # fmt: skip
+    tagged, untagged = new_job(world, ids["Tagged"]), new_job(world, ids["Untagged"])
+    assert changed_rows_config(world.registry, tagged) == ids["Tagged"]
+    assert changed_rows_config(world.registry, untagged) is None
+    assert run_tags(tagged, "Tagged", ids["Tagged"])[CHANGED_ROWS_TAG] == ids["Tagged"]
+    limits = instance_config(world.settings)["concurrency"]["runs"]["tag_concurrency_limits"]
+    assert {"key": CHANGED_ROWS_TAG, "value": {"applyLimitPerUniqueValue": True},
+            "limit": 1} in limits  # fmt: skip

@@ -251,3 +251,20 @@ def test_pause_resume_and_delete_with_jobs(
         assert "Warning" not in deleted.output
     finally:
         registry.dispose()
+
+
+def test_reset_a_changed_rows_export(account: str, tmp_path: Path) -> None:
+    path = tmp_path / "exports.yaml"
+    changes = {**_s3_export({"env": "X_SECRET"}), "name": "Changes", "rows": "changed"}
+    path.write_text(yaml.safe_dump({"exports": [changes, _s3_export({"env": "X_SECRET"})]}))
+    applied = json.loads(
+        invoke("exports", "apply", "-f", str(path), "--account", account, "--json").stdout
+    )
+    ids = {c["name"]: c["id"] for c in applied}
+    reset = invoke("exports", "reset", ids["Changes"], "--json")
+    assert reset.exit_code == 0, reset.output
+    assert json.loads(reset.stdout) == {"id": ids["Changes"], "name": "Changes", "stores_reset": 0}
+    refused = invoke("exports", "reset", ids["To S3"])
+    assert refused.exit_code == 1 and "rows: all" in refused.stderr
+    dumped = yaml.safe_load(invoke("exports", "dump", "--account", account).stdout)
+    assert next(e for e in dumped["exports"] if e["name"] == "Changes")["rows"] == "changed"
