@@ -1,7 +1,8 @@
 """The manifest of a job's file: what was exported and how to check it got all of it.
 
 JSON, beside the file in the export file store (`<job id>/manifest.json`, served by
-GET /v1/export-jobs/{id}/manifest and kept on the job row) and, for a zip, as its last
+GET /v1/export-jobs/{id}/manifest and kept on the job row), delivered after the file as
+`<file name>.manifest.json` to destinations that are folders, and, for a zip, as its last
 member `manifest.json` (without the archive's own checksum, which cannot be inside it):
 
 - the job, configuration, format, file name and when it was written;
@@ -25,6 +26,11 @@ from typing import Any
 
 MANIFEST_VERSION = 1
 MEMBER_NAME = "manifest.json"
+# In the export file store, beside the job's file; delivered beside the file as
+# `<file name>.manifest.json` to destinations that are folders (destinations.kinds).
+MANIFEST_FILE = "manifest.json"
+MANIFEST_SUFFIX = ".manifest.json"
+MANIFEST_CONTENT_TYPE = "application/json"
 _CHUNK = 1 << 20
 
 

@@ -21,11 +21,18 @@ from typing import Any
 from sqlalchemy import or_, update
 
 from destinations.base import Delivery, DeliveryError
-from destinations.kinds import destination_for
+from destinations.kinds import FOLDER_KINDS, destination_for
 from exports.configs.definition import StoredConfig
 from exports.files.cleanup import remove_staging
 from exports.files.formats import CONTENT_TYPES
-from exports.files.manifest import FileSummary, manifest_body, manifest_text
+from exports.files.manifest import (
+    MANIFEST_CONTENT_TYPE,
+    MANIFEST_FILE,
+    MANIFEST_SUFFIX,
+    FileSummary,
+    manifest_body,
+    manifest_text,
+)
 from exports.files.naming import render_file_name
 from exports.files.produce import (
     Account,
@@ -223,8 +230,12 @@ def _run(
             describe=describe,
         )
         manifest = describe(produced.summary, target)
-        files.put_bytes(manifest_key(job_id), manifest_text(manifest).encode())
+        # Beside the file: in the store's own folder when it is local, else staged with it.
+        manifest_path = target.with_name(MANIFEST_FILE)
+        manifest_path.write_text(manifest_text(manifest), encoding="utf-8")
+        manifest_path.chmod(0o444)
         if staged:
+            files.put_file(manifest_path, manifest_key(job_id))
             files.put_file(target, key)
         with registry.session() as session:
             job = session.get(ExportJob, job_id)
@@ -233,6 +244,17 @@ def _run(
             job.file_name = file_name
             job.manifest = manifest
         location = _deliver(settings, config, job_id, target, file_name, environ)
+        if config.destination_kind in FOLDER_KINDS:
+            # After the file: a loader that waits for the manifest finds the file complete.
+            _deliver(
+                settings,
+                config,
+                job_id,
+                manifest_path,
+                f"{file_name}{MANIFEST_SUFFIX}",
+                environ,
+                content_type=MANIFEST_CONTENT_TYPE,
+            )
         with registry.session() as session:
             completed = finish(session, job_id, COMPLETED)
             if completed and config.changed_rows:
@@ -257,6 +279,8 @@ def _deliver(
     path: os.PathLike[str],
     file_name: str,
     environ: Mapping[str, str] | None,
+    *,
+    content_type: str | None = None,
 ) -> str:
     credentials = (
         SecretBox(settings.fernet_keys).open(config.credentials_secret)
@@ -267,7 +291,7 @@ def _deliver(
         path=path,  # type: ignore[arg-type]
         file_name=file_name,
         job_id=job_id,
-        content_type=CONTENT_TYPES[config.format],
+        content_type=content_type or CONTENT_TYPES[config.format],
     )
     try:
         destination = destination_for(

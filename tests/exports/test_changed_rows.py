@@ -141,6 +141,12 @@ def test_each_run_delivers_what_changed_since_the_last_completed_one(
     assert manifest["parts"][0]["changes"] == {"insert": 2, "update": 1, "delete": 2}
     assert manifest["stores"] == [{"store_id": STORE, "snapshot": second_version,
                                    "since": first_version, "reason": None}]  # fmt: skip
+    # Delivered beside the file, to a destination that is a folder (here: local).
+    with world.registry.session() as session:
+        delivered = session.get(ExportJob, job_id).file_name  # type: ignore[union-attr]
+    folder = world.settings.home / "deliveries"
+    assert json.loads((folder / f"{delivered}.manifest.json").read_text()) == manifest
+    assert manifest["file"]["name"] == delivered
 
     # Nothing changed: an empty file (no rows).
     store.sync()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import email
 import email.policy
+import hashlib
 import json
 import re
 import secrets
@@ -280,6 +281,12 @@ def test_s3_parquet_object_with_its_media_type(delivering: Stack, s3_server: S3S
     stored = client.get_object(Bucket=S3_BUCKET, Key=f"{S3_PREFIX}/{job['file_name']}")  # type: ignore[attr-defined]
     assert stored["Body"].read() == downloaded
     assert stored["ContentType"] == "application/vnd.apache.parquet"
+    # The manifest is delivered beside the file.
+    beside = client.get_object(  # type: ignore[attr-defined]
+        Bucket=S3_BUCKET, Key=f"{S3_PREFIX}/{job['file_name']}.manifest.json"
+    )
+    manifest = json.loads(beside["Body"].read())
+    assert manifest["file"]["sha256"] == hashlib.sha256(downloaded).hexdigest()
 
 
 def test_sftp_changed_rows_in_json_lines(delivering: Stack, sshd: SshServer) -> None:
@@ -301,6 +308,8 @@ def test_sftp_changed_rows_in_json_lines(delivering: Stack, sshd: SshServer) -> 
     second, downloaded = run_bulk(delivering, document)
     assert downloaded == b"" and (sshd.uploads / second["file_name"]).read_bytes() == b""
     manifest = delivering.request("GET", f"/v1/export-jobs/{second['job_id']}/manifest").json()
+    beside = sshd.uploads / f"{second['file_name']}.manifest.json"
+    assert json.loads(beside.read_text()) == manifest
     assert manifest["row_count"] == 0 and manifest["rows"] == "changed"
     assert manifest["stores"][0]["since"] == manifest["stores"][0]["snapshot"]
     assert manifest["parts"][0]["changes"] == {"insert": 0, "update": 0, "delete": 0}
