@@ -2,15 +2,14 @@
 configured format in a folder of the job's own (exports.jobs.execute then puts it in the export
 file store, quarry.files).
 
-Rows leave DuckDB in Arrow batches of BATCH_ROWS and go straight to the writer, so memory
-stays flat in the row count (DuckDB itself sorts within its memory limit, spilling beyond
-it). The file is written under a temporary name and renamed when complete: a download or a
-delivery never sees half a file.
+Rows leave DuckDB in Arrow batches (exports.files.record_parts) and go straight to the
+writer, so memory stays flat in the row count (DuckDB itself sorts within its memory
+limit, spilling beyond it). The file is written under a temporary name and renamed when
+complete: a download or a delivery never sees half a file.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -20,32 +19,35 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
 from exports.configs.definition import PartSpec, StoredConfig
+from exports.files.changed_parts import change_ranges, changed_table
 from exports.files.changes import (
     CHANGE_COLUMN,
     SNAPSHOT_COLUMN,
     StoreRange,
-    change_counts,
-    changes_source,
 )
-from exports.files.csv_copy import CopySource, copy_csv
+from exports.files.csv_copy import copy_csv
 from exports.files.formats import EXTENSIONS, write_file
 from exports.files.manifest import FileSummary, PartSummary, StoreRead, add_to_zip
+from exports.files.record_parts import (
+    column_names,
+    columns_of,
+    record_dataset,
+    record_schema,
+    record_source,
+    rows_of,
+    stream_batches,
+)
 from exports.files.tables import SqlPart, Table
 from exports.files.xlsx_writer import MAX_DATA_ROWS
 from quarry.files import TEMPORARY_MARK, FileStore, staging_dir
 from quarry.settings import Settings
-from warehouse.catalog import Dataset, dataset
-from warehouse.lake import LAKE
 from warehouse.query import StoreInfo, run_query
 from warehouse.reader import WarehouseReader
-from warehouse.records import parse_list_params
-from warehouse.schemas import TABLES
 
-BATCH_ROWS = 10_000
-logger = logging.getLogger(__name__)
+# Where rows_of and stream_batches were first defined; tests import them from here.
+__all__ = ["Account", "Produced", "preview", "produce", "rows_of", "stream_batches", "write_file"]
 
 
 @dataclass(frozen=True)
@@ -83,73 +85,6 @@ def staging_path(settings: Settings, files: FileStore, key: str) -> Path:
     return local if local is not None else staging_dir(settings) / key
 
 
-def stream_batches(
-    cursor: duckdb.DuckDBPyConnection, sql: str, params: list[Any]
-) -> Iterator[pa.RecordBatch]:
-    # `execute` streams: DuckDB hands over one batch at a time. `sql(..., params=...)` does
-    # not: DuckDB 1.5.5 runs a parameterised relation to completion first, and the whole
-    # result sat in memory (the memory test measured 500 MB more for 5x the rows).
-    yield from cursor.execute(sql, params).to_arrow_reader(BATCH_ROWS)
-
-
-def rows_of(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple]:
-    for batch in batches:
-        yield from zip(*(column.to_pylist() for column in batch.columns), strict=True)
-
-
-def _record_dataset(part: PartSpec) -> Dataset:
-    ds = dataset(part.entity_type)
-    assert ds is not None and ds.kind == "records", part.entity_type
-    return ds
-
-
-def _record_source(part: PartSpec, store_ids: Sequence[str]) -> CopySource:
-    """A record part as SQL, filtered exactly as GET /v1/{dataset} filters, in the record
-    endpoints' order (created_at, then id)."""
-    ds = _record_dataset(part)
-    query = parse_list_params(ds, [(name, v) for name, values in part.filters.items()
-                                   for v in values])  # fmt: skip
-    sources = []
-    for column in part.columns:
-        found = ds.field(column.field)
-        assert found is not None, column.field
-        sources.append(f'"{found.source}"')
-    where = [f'"store_id" IN ({", ".join("?" * len(store_ids))})']
-    where += [c.sql for c in query.conditions]
-    params: list[Any] = [*store_ids, *(v for c in query.conditions for v in c.params)]
-    return CopySource(
-        columns=sources,
-        from_where=f'FROM "{ds.table}" WHERE {" AND ".join(where)}',
-        order_by='"created_at", "id"',
-        params=params,
-    )
-
-
-def column_names(part: PartSpec) -> list[str]:
-    """The names of a record part's columns in formats naming columns (Parquet, JSON
-    Lines): the field's name, or the title the configuration gave it (a title left to
-    the catalog's default is a header for people, not a column name)."""
-    ds = _record_dataset(part)
-    names = []
-    for column in part.columns:
-        found = ds.field(column.field)
-        default_title = found.title if found is not None else column.field
-        names.append(column.field if column.title == default_title else column.title)
-    return names
-
-
-def record_schema(part: PartSpec) -> pa.Schema:
-    """The Arrow types of a record part's columns, from the warehouse's table schema."""
-    ds = _record_dataset(part)
-    table_schema = TABLES[ds.table].schema
-    fields = []
-    for column, name in zip(part.columns, column_names(part), strict=True):
-        found = ds.field(column.field)
-        assert found is not None, column.field
-        fields.append(pa.field(name, table_schema.field(found.source).type))
-    return pa.schema(fields)
-
-
 def record_table(
     cursor: duckdb.DuckDBPyConnection, part: PartSpec, store_ids: Sequence[str]
 ) -> Table:
@@ -158,7 +93,7 @@ def record_table(
     names = column_names(part)
     if not store_ids:
         return Table(part.name, titles, iter(()), names=names, schema=record_schema(part))
-    source = _record_source(part, store_ids)
+    source = record_source(part, store_ids)
     batches = stream_batches(cursor, source.select(source.columns), list(source.params))
     return Table(
         part.name,
@@ -169,82 +104,6 @@ def record_table(
         sql=SqlPart(cursor, source),
         names=names,
     )
-
-
-def changed_table(
-    cursor: duckdb.DuckDBPyConnection, part: PartSpec, ranges: Mapping[str, StoreRange]
-) -> tuple[Table, dict[str, int]]:
-    """A record part of a changed-rows configuration (exports.files.changes): its columns
-    then `_change` and `_snapshot`; and how many rows of each kind it holds."""
-    ds = _record_dataset(part)
-    query = parse_list_params(ds, [(name, v) for name, values in part.filters.items()
-                                   for v in values])  # fmt: skip
-    columns = []
-    for column in part.columns:
-        found = ds.field(column.field)
-        assert found is not None, column.field
-        columns.append(f'"{found.source}"')
-    source = changes_source(ds.table, columns, query.conditions, ranges)
-    titles = [c.title for c in part.columns] + [CHANGE_COLUMN, SNAPSHOT_COLUMN]
-    names = [*column_names(part), CHANGE_COLUMN, SNAPSHOT_COLUMN]
-    counts = change_counts(cursor, source)
-    batches = stream_batches(cursor, source.select(source.columns), list(source.params))
-    table = Table(
-        part.name,
-        titles,
-        rows_of(batches),
-        batches,
-        partial(copy_csv, cursor, source, titles),
-        sql=SqlPart(cursor, source),
-        names=names,
-    )
-    return table, counts
-
-
-def change_ranges(
-    cursor: duckdb.DuckDBPyConnection,
-    ends: Mapping[str, int],
-    starts: Mapping[str, int],
-    restarted: Mapping[str, str],
-) -> tuple[dict[str, StoreRange], list[StoreRead]]:
-    """Per store read, the range of a changed-rows run: from its start (when it has one
-    whose snapshot the lake still holds) to the snapshot read now."""
-    wanted = sorted({v for s, v in starts.items() if s in ends})
-    held: set[int] = set()
-    if wanted:
-        marks = ", ".join("?" * len(wanted))
-        held = {
-            int(v)
-            for (v,) in cursor.execute(
-                f"SELECT snapshot_id FROM {LAKE}.snapshots() WHERE snapshot_id IN ({marks})",
-                wanted,
-            ).fetchall()
-        }
-    ranges: dict[str, StoreRange] = {}
-    reads: list[StoreRead] = []
-    for store, end in sorted(ends.items()):
-        start = starts.get(store)
-        reason = restarted.get(store)
-        if start is not None and start not in held:
-            reason = f"its start snapshot {start} is no longer in the lake"
-            logger.warning(
-                "changed-rows export, store %s: %s; every row is delivered", store, reason
-            )
-            start = None
-        elif start is None and reason is None:
-            reason = "no completed run yet (or reset): every row"
-        ranges[store] = StoreRange(start, int(end))
-        reads.append(StoreRead(store, int(end), start, reason))
-    return ranges, reads
-
-
-def _columns_of(part: PartSpec) -> list[dict[str, str | None]]:
-    if part.entity_type == "query":
-        return []
-    return [
-        {"name": n, "title": c.title, "field": c.field}
-        for n, c in zip(column_names(part), part.columns, strict=True)
-    ]
 
 
 def query_table(
@@ -296,7 +155,7 @@ def preview(
             if not store_ids:
                 read.append(PartPreview(part.name, titles, 0, []))
                 continue
-            source = _record_source(part, store_ids)
+            source = record_source(part, store_ids)
             params = list(source.params)
             counted = cursor.execute(f"SELECT count(*) {source.from_where}", params).fetchone()
             head = cursor.execute(f"{source.select(source.columns)} LIMIT {int(first)}", params)
@@ -329,7 +188,7 @@ def produce(
     # Record parts read their own tables only; a saved query may read several.
     read_tables = None
     if all(part.entity_type != "query" for part in config.parts):
-        read_tables = {_record_dataset(part).table for part in config.parts}
+        read_tables = {record_dataset(part).table for part in config.parts}
     # The snapshot is pinned for the whole run: maintenance must not expire it under the
     # export, however long it takes.
     with reader.pinned(store_ids) as snapshot, reader.connect(snapshot, read_tables) as cursor:
@@ -343,11 +202,11 @@ def produce(
             for part in config.parts:
                 dataset_name = part.entity_type
                 if part.entity_type == "query":
-                    summaries.append(PartSummary(part.name, "query", _columns_of(part)))
+                    summaries.append(PartSummary(part.name, "query", columns_of(part)))
                     yield query_table(cursor, part, account, store_ids)
                 elif ranges is not None:
                     table, counts = changed_table(cursor, part, ranges)
-                    columns = _columns_of(part) + [
+                    columns = columns_of(part) + [
                         {"name": n, "title": n, "field": None}
                         for n in (CHANGE_COLUMN, SNAPSHOT_COLUMN)
                     ]
@@ -356,7 +215,7 @@ def produce(
                     )
                     yield table
                 else:
-                    summaries.append(PartSummary(part.name, dataset_name, _columns_of(part)))
+                    summaries.append(PartSummary(part.name, dataset_name, columns_of(part)))
                     yield record_table(cursor, part, store_ids)
 
         try:
