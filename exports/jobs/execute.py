@@ -232,6 +232,7 @@ def _run(
         manifest = describe(produced.summary, target)
         # Beside the file: in the store's own folder when it is local, else staged with it.
         manifest_path = target.with_name(MANIFEST_FILE)
+        manifest_path.unlink(missing_ok=True)  # a re-execution's: read-only, replaced
         manifest_path.write_text(manifest_text(manifest), encoding="utf-8")
         manifest_path.chmod(0o444)
         if staged:

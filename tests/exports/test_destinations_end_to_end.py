@@ -232,8 +232,13 @@ def test_google_drive_file(delivering: Stack, google: GoogleServer) -> None:
     })  # fmt: skip
     job, downloaded = run_and_download(delivering, document)
     files = list(google.state.files.values())  # type: ignore[attr-defined]
-    assert [(f.name, f.parents) for f in files] == [(job["file_name"], [WRITABLE_FOLDER])]
+    # The file, then its manifest beside it (docs/exports.md, "Manifests").
+    assert [(f.name, f.parents) for f in files] == [
+        (job["file_name"], [WRITABLE_FOLDER]),
+        (f"{job['file_name']}.manifest.json", [WRITABLE_FOLDER]),
+    ]
     assert files[0].content == downloaded
+    assert json.loads(files[1].content)["file"]["sha256"] == hashlib.sha256(downloaded).hexdigest()
 
 
 def test_google_sheets_is_refused_by_the_api(delivering: Stack) -> None:
