@@ -88,10 +88,11 @@ def sync_recovery_alerts(context: RunStatusSensorContext, quarry: QuarryResource
     run = context.dagster_run
     if run.job_name not in SYNC_JOB_NAMES or not quarry.settings.alerts_enabled:
         return
-    store_id = run.tags.get(PARTITION_TAG)
-    what = f"sync of store {store_id}" if store_id else "sync of exchange rates"
-    alert = Alert(what, None, "", utcnow(), links=(run_link(quarry.settings, run.run_id),))
-    report_success(quarry.settings, quarry.registry, sync_subject(store_id), alert)
+    alert = sync_alert(quarry.registry, run, "", utcnow())
+    alert = replace(alert, links=(run_link(quarry.settings, run.run_id),))
+    report_success(
+        quarry.settings, quarry.registry, sync_subject(run.tags.get(PARTITION_TAG)), alert
+    )
 
 
 def failed_sync(registry: Registry, instance: DagsterInstance, run: DagsterRun) -> Alert:
@@ -100,6 +101,11 @@ def failed_sync(registry: Registry, instance: DagsterInstance, run: DagsterRun) 
     record = instance.get_run_record_by_id(run.run_id)
     ended = record.end_time if record is not None else None
     at = datetime.fromtimestamp(ended, UTC) if ended else utcnow()
+    return sync_alert(registry, run, reason, at)
+
+
+def sync_alert(registry: Registry, run: DagsterRun, reason: str, at: datetime) -> Alert:
+    """An alert about sync run `run`, naming its store and account."""
     store_id = run.tags.get(PARTITION_TAG)
     if store_id is None:
         return Alert(what="sync of exchange rates", account=None, reason=reason, at=at)

@@ -85,7 +85,8 @@ def test_a_failed_sync_alerts_once_and_only_when_configured(
     recovery_cursor = recovery_tick(instance, recovery_cursor)
     assert len(alert_channels.webhook.posts) == 2
     lines = alert_channels.webhook.posts[1]["text"].splitlines()
-    assert lines[0] == f"Quarry: sync of store {store_id} recovered."
+    assert lines[0] == f"Quarry: sync of store {store.name} ({store_id}) recovered."
+    assert f"Account: {account.name} ({account.id})" in lines
     assert any(line.startswith("Failed: 2 time(s) since ") for line in lines), lines
     assert any(line.startswith("Dagster run: http") and "/runs/" in line for line in lines)
     recovery_tick(instance, recovery_cursor)
