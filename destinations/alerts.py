@@ -39,6 +39,9 @@ _VARIABLES = {"to": "QUARRY_ALERT_EMAIL", "from_address": "QUARRY_ALERT_EMAIL_FR
 
 
 FAILED, STILL_FAILING, RECOVERED = "failed", "still failing", "recovered"
+# Not a failure: something an operator should know happened (a changed-rows export that
+# had to start over and deliver every row again).
+NOTICE = "notice"
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,8 @@ class Alert:
             return f"Quarry: {self.what} still failing ({self.failures} failures)"
         if self.state == RECOVERED:
             return f"Quarry: {self.what} recovered"
+        if self.state == NOTICE:
+            return f"Quarry: {self.what}"
         return f"Quarry: {self.what} failed"
 
     def text(self, role_id: str) -> str:

@@ -82,7 +82,9 @@ def change_ranges(
     for store, end in sorted(ends.items()):
         start = starts.get(store)
         reason = restarted.get(store)
+        lost = reason is not None  # a start let go: the run starts over unasked
         if start is not None and start not in held:
+            lost = True
             reason = f"its start snapshot {start} is no longer in the lake"
             logger.warning(
                 "changed-rows export, store %s: %s; every row is delivered", store, reason
@@ -91,5 +93,5 @@ def change_ranges(
         elif start is None and reason is None:
             reason = "no completed run yet (or reset): every row"
         ranges[store] = StoreRange(start, int(end))
-        reads.append(StoreRead(store, int(end), start, reason))
+        reads.append(StoreRead(store, int(end), start, reason, lost))
     return ranges, reads

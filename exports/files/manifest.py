@@ -49,6 +49,9 @@ class StoreRead:
     snapshot: int | None
     since: int | None = None
     reason: str | None = None
+    # The store's start was lost (past its retention, or gone from the lake): the run
+    # delivers every row although nobody asked for it, which operators are told.
+    start_lost: bool = False
 
 
 @dataclass(frozen=True)

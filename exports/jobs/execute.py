@@ -48,7 +48,7 @@ from exports.jobs.change_starts import (
     record_starts,
     wait_for_earlier_runs,
 )
-from exports.jobs.failure import fail_job, report_job_success
+from exports.jobs.failure import fail_job, report_job_success, report_start_over
 from exports.jobs.lifecycle import COMPLETED, FAILED, QUEUED, RUNNING, finish
 from quarry.crypto import SecretBox
 from quarry.errors import QuarryError
@@ -230,6 +230,8 @@ def _run(
             describe=describe,
         )
         manifest = describe(produced.summary, target)
+        lost = {s.store_id: s.reason or "" for s in produced.summary.stores if s.start_lost}
+        report_start_over(settings, registry, job_id, lost)
         # Beside the file: in the store's own folder when it is local, else staged with it.
         manifest_path = target.with_name(MANIFEST_FILE)
         manifest_path.unlink(missing_ok=True)  # a re-execution's: read-only, replaced

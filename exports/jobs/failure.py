@@ -7,6 +7,7 @@ fail is recorded, and alerted, once."""
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import datetime
 
 from sqlalchemy import select
@@ -18,7 +19,7 @@ from destinations.alert_groups import (
     report_success,
     run_link,
 )
-from destinations.alerts import Alert
+from destinations.alerts import NOTICE, Alert, send_alert
 from exports.jobs.lifecycle import FAILED, finish
 from quarry.settings import Settings
 from registry.db import Registry
@@ -107,3 +108,34 @@ def _report_job_success(settings: Settings, registry: Registry, job_id: str) -> 
     now = utcnow()
     alert = job_alert(settings, job, config_name, account_name, "", now)
     report_success(settings, registry, export_subject(job.config_id), alert, now=now)
+
+
+def report_start_over(
+    settings: Settings, registry: Registry, job_id: str, stores: dict[str, str]
+) -> None:
+    """Tell the operators that changed-rows job `job_id` delivers every row of `stores`
+    (store -> why) because their start was lost: the loud side of the fallback. Never
+    raises: the run goes on whatever the alert does."""
+    if not settings.alerts_enabled or not stores:
+        return
+    try:
+        _report_start_over(settings, registry, job_id, stores)
+    except Exception as exc:
+        logger.warning("export job %s: the start-over alert was not sent: %s", job_id, exc)
+
+
+def _report_start_over(
+    settings: Settings, registry: Registry, job_id: str, stores: dict[str, str]
+) -> None:
+    with registry.session() as session:
+        job, config_name, account_name = session.execute(
+            select(ExportJob, ExportConfig.name, Account.name)
+            .outerjoin(ExportConfig, ExportConfig.id == ExportJob.config_id)
+            .outerjoin(Account, Account.id == ExportJob.account_id)
+            .where(ExportJob.id == job_id)
+        ).one()
+        session.expunge(job)
+    reason = "; ".join(f"store {store}: {why}" for store, why in sorted(stores.items()))
+    alert = job_alert(settings, job, config_name, account_name, reason, utcnow())
+    what = f"export {config_name or job.config_id} job {job_id} delivers every row again"
+    send_alert(settings, replace(alert, what=what, state=NOTICE))

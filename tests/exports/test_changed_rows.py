@@ -30,6 +30,7 @@ from pipelines.instance import CHANGED_ROWS_TAG, instance_config
 from registry.accounts import create_account, create_store
 from registry.models import ExportChangeStart, ExportJob, SnapshotPin, utcnow
 from tests.api.world import World
+from tests.destinations.servers import AlertChannels
 from tests.exports.conftest import new_job, run_config, stored
 from warehouse.maintenance import maintain
 from warehouse.pages import ChangePage
@@ -189,7 +190,9 @@ def world_manifest(world: World, job_id: str) -> dict[str, Any]:
         return dict(job.manifest)
 
 
-def test_a_start_past_its_retention_starts_over_loudly(world_cr: tuple[World, str]) -> None:
+def test_a_start_past_its_retention_starts_over_loudly(
+    world_cr: tuple[World, str], alert_channels: AlertChannels
+) -> None:
     world, _ = world_cr
     store = Store(world)
     store.orders = {n: order(n) for n in range(1, 4)}
@@ -205,8 +208,14 @@ def test_a_start_past_its_retention_starts_over_loudly(world_cr: tuple[World, st
         assert [p.version for p in pins] == [start.version]  # maintenance keeps it
         start.recorded_at = datetime.now(UTC) - timedelta(days=31)
     store.sync()
-    job_id, failure = run_config(world, config_id)
-    assert failure is None
+    alerting = world.settings.model_copy(update={"alert_webhook_url": alert_channels.webhook.url})
+    job_id = new_job(world, config_id)
+    execute.execute_job(alerting, world.registry, job_id, f"run-{job_id}")
+    # Loudly: the operators hear that it delivers every row again, and why.
+    [post] = alert_channels.webhook.posts
+    lines = post["text"].splitlines()
+    assert lines[0] == f"Quarry: export Old start job {job_id} delivers every row again."
+    assert any("QUARRY_CHANGED_ROWS_RETENTION_DAYS" in line for line in lines)
     rows = list(csv.reader(io.StringIO(stored(world.settings, world, job_id).read_text())))
     assert rows[0] == ["ID", "Order", "Financial status", "Total price", "_change", "_snapshot"]
     assert [r[4] for r in rows[1:]] == ["insert"] * 3
