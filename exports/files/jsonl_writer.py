@@ -46,6 +46,12 @@ def _fraction(instant_us: str) -> str:
     return f"CASE WHEN {micros} = 0 THEN '' ELSE '.' || lpad(CAST({micros} AS VARCHAR), 6, '0') END"
 
 
+def _date_time(wall: str) -> str:
+    """`wall` (TIMESTAMP) as YYYY-MM-DDTHH:MM:SS, the year padded to four digits as
+    isoformat() pads it (strftime's %Y does not, below year 1000)."""
+    return f"lpad(CAST(year({wall}) AS VARCHAR), 4, '0') || strftime({wall}, '-%m-%dT%H:%M:%S')"
+
+
 def _iso(expr: str, offsets: Sequence[tuple[int, int]]) -> str:
     """`expr` (TIMESTAMP WITH TIME ZONE) as ISO 8601 text in the zone of `offsets`."""
     distinct = dict.fromkeys(offset for _, offset in offsets)
@@ -55,7 +61,7 @@ def _iso(expr: str, offsets: Sequence[tuple[int, int]]) -> str:
         cases = " ".join(f"WHEN {o} THEN {quote_literal(offset_text(o))}" for o in distinct)
         suffix = f"CASE {offset_micros(expr, offsets)} {cases} END"
     wall = wall_clock(expr, offsets)
-    return f"strftime({wall}, '%Y-%m-%dT%H:%M:%S') || {_fraction(f'epoch_us({expr})')} || {suffix}"
+    return f"{_date_time(wall)} || {_fraction(f'epoch_us({expr})')} || {suffix}"
 
 
 def value_sql(expr: str, type_name: str, offsets: Sequence[tuple[int, int]]) -> str:
@@ -65,7 +71,7 @@ def value_sql(expr: str, type_name: str, offsets: Sequence[tuple[int, int]]) -> 
     if type_name == "TIMESTAMP WITH TIME ZONE":
         return _iso(expr, offsets)
     if type_name == "TIMESTAMP":  # naive: shown as it is, without an offset
-        return f"strftime({expr}, '%Y-%m-%dT%H:%M:%S') || {_fraction(f'epoch_us({expr})')}"
+        return f"{_date_time(expr)} || {_fraction(f'epoch_us({expr})')}"
     # DECIMAL(p, s), HUGEINT, DATE, ...: exact text (DuckDB's casts keep every digit).
     return f"CAST({expr} AS VARCHAR)"
 
