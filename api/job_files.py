@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from starlette.responses import FileResponse, Response, StreamingResponse
 
-from exports.files.produce import CONTENT_TYPES
+from exports.files.formats import CONTENT_TYPES
 from exports.jobs.state import JobState
 from quarry.errors import Conflict, NotFound
 from quarry.files import export_files

@@ -252,6 +252,10 @@ class ExportDestination(BaseModel):
 class ExportSchedule(BaseModel):
     cron: str
     timezone: str | None
+    paused: bool = Field(
+        description="Quarry's own: paused by POST /v1/exports/{id}/pause (or `quarry exports "
+        "pause`); the schedule does not run it, a run by hand still does."
+    )
 
 
 class ExportDetail(ExportSummary):
@@ -264,6 +268,10 @@ class ExportDetail(ExportSummary):
     file_name: str | None = Field(description="The file-name template.")
     destination: ExportDestination
     schedule: ExportSchedule | None
+    rows: Literal["all", "changed"] = Field(
+        description="Quarry's own: `changed` delivers the rows changed since the last "
+        "completed job (with `_change` and `_snapshot`), `all` every row."
+    )
     created_at: datetime
     updated_at: datetime
 

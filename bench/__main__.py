@@ -250,7 +250,7 @@ def _served_sections(
                 def measure_exports(section: Section) -> None:
                     dagster_home = dataset.settings.resolved_dagster_home
                     with DagsterServices(env, dagster_home, logs, dagster_port) as dagster:
-                        say("exports: CSV, XLSX, 100 rows and their floors")
+                        say("exports: CSV, XLSX, Parquet, 100 rows, changed rows, and floors")
                         exports.run_section(ctx, section, dagster)
 
                 _measure(sections["exports"], measure_exports, reason=exports.unavailable_reason)

@@ -1,9 +1,11 @@
-"""Export figures: CSV and XLSX of every order and a 100-row CSV, each timed from
+"""Export figures: CSV, XLSX and Parquet of every order, a 100-row CSV, and a changed-rows
+CSV after about 1% of the orders changed, each timed from
 POST /v1/exports/{id}/run to the job reading `completed`, through a running Dagster
 (webserver and daemon, as `quarry up` runs them).
 
 Floors, measured in the same run: DuckDB's COPY of the same columns in the same order; a
 plain streaming XLSX loop (xlsxwriter in constant-memory mode fed DuckDB's Arrow batches);
+DuckDB's COPY (FORMAT parquet) for Parquet; the full CSV export for the changed rows;
 and a Dagster job that does nothing, submitted and polled the same way (the orchestration
 floor). Peak memory is the highest peak RSS (VmHWM) of Dagster run workers sampled while
 the exports ran.
@@ -35,7 +37,10 @@ MEMORY_LIMIT_MB = 1024
 SMALL_ROWS = 100
 ROUNDS = 5  # samples of each export and floor but the XLSX one (see run_section)
 CONFIG_NAMES = {"csv": "Bench: orders (CSV)", "xlsx": "Bench: orders (XLSX)",
-                "small": "Bench: 100 orders (CSV)"}  # fmt: skip
+                "small": "Bench: 100 orders (CSV)", "parquet": "Bench: orders (Parquet)",
+                "changes": "Bench: changed orders (CSV)"}  # fmt: skip
+# The changed-rows figure: about 1% of the orders changed by bench.change, then synced.
+CHANGED_SHARE = 0.01
 
 
 class ExportFailed(RuntimeError):
@@ -51,6 +56,8 @@ def run_section(ctx: BenchContext, section: Section, dagster: DagsterServices) -
     csv_runs: list[tuple[float, dict[str, Any]]] = []
     copies: list[tuple[float, int]] = []
     small: list[float] = []
+    parquet_runs: list[float] = []
+    parquet_copies: list[tuple[float, int]] = []
     with memory:
         # Floors and exports alternate, round after round, so a slow spell of the machine
         # (or of the daemon, whose dequeue loop alone moves a run by up to a second) falls
@@ -63,6 +70,11 @@ def run_section(ctx: BenchContext, section: Section, dagster: DagsterServices) -
             copies.append(duckdb_copy(ctx, ctx.dataset.home / "bench-floor" / "orders.csv"))
             small.append(_export(ctx, configs["small"])[0])
             memory.wait_idle()
+            parquet_runs.append(_export(ctx, configs["parquet"])[0])
+            memory.wait_idle()
+            parquet_copies.append(
+                duckdb_copy(ctx, ctx.dataset.home / "bench-floor" / "orders.parquet", "parquet")
+            )
         if ctx.xlsx:
             xlsx_s, xlsx_job = _export(ctx, configs["xlsx"])
     floor_run = sorted(trivial)[len(trivial) // 2]
@@ -139,6 +151,73 @@ def run_section(ctx: BenchContext, section: Section, dagster: DagsterServices) -
             detail={"samples_s": [round(s, 3) for s in small]},
         )
     )
+    parquet_s = sorted(parquet_runs)[len(parquet_runs) // 2]
+    parquet_copy_s, parquet_rows = sorted(parquet_copies)[len(parquet_copies) // 2]
+    parquet_bound = 1.2 * parquet_copy_s + floor_run
+    section.add(
+        Figure(
+            "exports.parquet_all_orders_seconds",
+            "Parquet of all orders, POST to completed, vs DuckDB COPY (FORMAT parquet) (s)",
+            "s",
+            parquet_s,
+            floor=parquet_copy_s,
+            target=Target(
+                f"<= 1.2x COPY + trivial run ({parquet_bound:.2f} s)",
+                lambda ours, _f: ours <= parquet_bound,
+            ),
+            note=f"{parquet_rows:,} rows",
+            detail={
+                "samples_s": [round(t, 3) for t in parquet_runs],
+                "copy_samples_s": [round(c[0], 3) for c in parquet_copies],
+            },
+        )
+    )
+    # Last: it syncs a change into the dataset, which the figures above must not see.
+    changed_rows(ctx, section, configs["changes"], csv_s, floor_run)
+
+
+def changed_rows(
+    ctx: BenchContext, section: Section, config_id: str, full_s: float, floor_run: float
+) -> None:
+    """A changed-rows CSV export of all orders after about 1% of them changed and synced,
+    against the full CSV export of the same dataset, both beyond the orchestration floor
+    (a run costs that whatever it does: 0.1x of it is out of reach). The configuration
+    starts over first (its priming run delivers everything and is not measured); the demo
+    files are put back afterwards, as the sync section does."""
+    from bench.change import change_orders
+    from bench.dataset import demo_files_restored
+    from bench.sync import run_sync
+    from exports.configs.saved import reset_changes
+
+    dataset = ctx.dataset
+    with dataset.registry.session() as session:
+        reset_changes(session, config_id)
+    _export(ctx, config_id)  # priming: every row, and the start of the next run
+    total = max(1, int(dataset.orders * CHANGED_SHARE))
+    with demo_files_restored(dataset):
+        change = change_orders(
+            dataset.settings, dataset.account_id, dataset.store_ids, total, dataset.seed
+        )
+        run_sync(dataset, full=False)
+        changed_s, job = _export(ctx, config_id)
+    bound = floor_run + 0.1 * max(full_s - floor_run, 0.0)
+    section.add(
+        Figure(
+            "exports.changed_rows_1pct_seconds",
+            "Changed-rows CSV of all orders after ~1% changed, POST to completed, vs the full "
+            "CSV export (s)",
+            "s",
+            changed_s,
+            floor=full_s,
+            target=Target(
+                f"<= trivial run + 0.1x the full export's time beyond it ({bound:.2f} s)",
+                lambda o, _f: o <= bound,
+            ),
+            note=f"{change.updated:,} updated, {change.deleted:,} deleted, {change.added:,} "
+            "added; held across dataset sizes in docs/benchmark.md (10M at most 1.2x 1M)",
+            detail={"job": job, "orders_changed": change.orders},
+        )
+    )
 
 
 def apply_configs(ctx: BenchContext) -> dict[str, str]:
@@ -151,6 +230,8 @@ def apply_configs(ctx: BenchContext) -> dict[str, str]:
         {"name": CONFIG_NAMES["csv"], "format": "csv"},
         {"name": CONFIG_NAMES["xlsx"], "format": "xlsx"},
         {"name": CONFIG_NAMES["small"], "format": "csv", "filters": {"created_at_min": since}},
+        {"name": CONFIG_NAMES["parquet"], "format": "parquet"},
+        {"name": CONFIG_NAMES["changes"], "format": "csv", "rows": "changed"},
     ]
     document = {
         "exports": [
@@ -230,13 +311,14 @@ def _select(ctx: BenchContext, naive_timestamps: bool = False) -> tuple[str, lis
     return sql, stores
 
 
-def duckdb_copy(ctx: BenchContext, target: Path) -> tuple[float, int]:
-    """DuckDB COPY of the export's columns and order to CSV: seconds, rows."""
+def duckdb_copy(ctx: BenchContext, target: Path, file_format: str = "csv") -> tuple[float, int]:
+    """DuckDB COPY of the export's columns and order to CSV (or Parquet): seconds, rows."""
     target.parent.mkdir(parents=True, exist_ok=True)
     sql, params = _select(ctx)
+    options = "FORMAT parquet" if file_format == "parquet" else "HEADER, DELIMITER ','"
     with ctx.reader.connect(ctx.snapshot) as cursor:
         started = time.perf_counter()
-        cursor.execute(f"COPY ({sql}) TO '{target}' (HEADER, DELIMITER ',')", params)
+        cursor.execute(f"COPY ({sql}) TO '{target}' ({options})", params)
         seconds = time.perf_counter() - started
         rows = int(cursor.execute(f"SELECT count(*) FROM ({sql})", params).fetchone()[0])
     target.unlink(missing_ok=True)

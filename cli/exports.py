@@ -1,5 +1,5 @@
 """`quarry exports`: apply configurations from YAML (or try them), list, show, dump and
-delete them, clean up old files."""
+delete them, pause and resume their schedules, clean up old files."""
 
 from __future__ import annotations
 
@@ -281,6 +281,61 @@ def delete(app: AppContext, config_id: str, yes: bool, as_json: bool) -> None:
         echo_json({"id": config_id, "name": name, "jobs_removed": removed})
         return
     click.echo(f"deleted {config_id}  {name} ({len(removed)} jobs)")
+
+
+def _set_paused(app: AppContext, config_id: str, paused: bool, as_json: bool) -> None:
+    from exports.configs.saved import set_schedule_paused
+
+    with app.registry.session() as session:
+        row = set_schedule_paused(session, config_id, paused)
+        name, cron, zone = row.name, row.schedule_cron, row.schedule_timezone
+    if as_json:
+        echo_json({"id": config_id, "name": name, "paused": paused})
+        return
+    if paused:
+        click.echo(f"paused {config_id}  {name} (schedule {cron} {zone}; runs by hand still work)")
+    elif cron:
+        click.echo(f"resumed {config_id}  {name} (schedule {cron} {zone}; from its next tick)")
+    else:
+        click.echo(f"resumed {config_id}  {name} (it has no schedule)")
+
+
+@exports.command("pause")
+@click.argument("config_id")
+@click.option("--json", "as_json", is_flag=True, help='Print {"id", "name", "paused"}.')
+@pass_app
+def pause(app: AppContext, config_id: str, as_json: bool) -> None:
+    """Pause one configuration's schedule: the scheduled_exports sensor skips it (its
+    tick log names it) until `resume`. Running it by hand still works."""
+    _set_paused(app, config_id, True, as_json)
+
+
+@exports.command("resume")
+@click.argument("config_id")
+@click.option("--json", "as_json", is_flag=True, help='Print {"id", "name", "paused"}.')
+@pass_app
+def resume(app: AppContext, config_id: str, as_json: bool) -> None:
+    """Resume a paused schedule from its next tick (ticks missed while paused are not
+    caught up)."""
+    _set_paused(app, config_id, False, as_json)
+
+
+@exports.command("reset")
+@click.argument("config_id")
+@click.option("--json", "as_json", is_flag=True, help='Print {"id", "name", "stores_reset"}.')
+@pass_app
+def reset(app: AppContext, config_id: str, as_json: bool) -> None:
+    """Start a changed-rows export over: its next run delivers every row (refused while a
+    job of it is queued or running)."""
+    from exports.configs.saved import require_config, reset_changes
+
+    with app.registry.session() as session:
+        name = require_config(session, config_id).name
+        count = reset_changes(session, config_id)
+    if as_json:
+        echo_json({"id": config_id, "name": name, "stores_reset": count})
+        return
+    click.echo(f"reset {config_id}  {name}: its next run delivers every row ({count} stores)")
 
 
 @exports.command("cleanup")

@@ -6,7 +6,8 @@ QUARRY_ALERT_WEBHOOK_URL; docs/operations.md), never by API clients: the service
 them no callback. Mail goes through the email destination's own SMTP code. An alert that
 cannot be sent is a warning in the log and nothing more: it must never fail the run or
 hide the failure it reports. The callers send each failure once (exports.jobs.failure,
-pipelines.fleet.store_sensors).
+pipelines.fleet.store_sensors), through destinations.alert_groups, which groups repeated failures
+of one export or store.
 """
 
 from __future__ import annotations
@@ -37,31 +38,64 @@ TIMEOUT_SECONDS = 10
 _VARIABLES = {"to": "QUARRY_ALERT_EMAIL", "from_address": "QUARRY_ALERT_EMAIL_FROM"}
 
 
+FAILED, STILL_FAILING, RECOVERED = "failed", "still failing", "recovered"
+# Not a failure: something an operator should know happened (a changed-rows export that
+# had to start over and deliver every row again).
+NOTICE = "notice"
+
+
 @dataclass(frozen=True)
 class Alert:
-    """One failure as an operator reads it. `what` names the thing that failed ("export
+    """One failure (or recovery) as an operator reads it. `what` names the thing ("export
     Daily orders (cfg_1) job job_1"); `account` is "<name> (<id>)", None for what belongs
-    to no account (exchange rates)."""
+    to no account (exchange rates). `state` says whether this is the first failure of a
+    series, a reminder (`failures` so far, since `failing_since`) or the recovery that ends
+    it (destinations.alert_groups); `links` are (label, URL): the job in the API, the run in
+    the Dagster UI."""
 
     what: str
     account: str | None
     reason: str
     at: datetime
+    state: str = FAILED
+    failures: int = 1
+    failing_since: datetime | None = None
+    links: tuple[tuple[str, str], ...] = ()
 
     @property
     def subject(self) -> str:
+        if self.state == STILL_FAILING:
+            return f"Quarry: {self.what} still failing ({self.failures} failures)"
+        if self.state == RECOVERED:
+            return f"Quarry: {self.what} recovered"
+        if self.state == NOTICE:
+            return f"Quarry: {self.what}"
         return f"Quarry: {self.what} failed"
 
     def text(self, role_id: str) -> str:
         """The message, secrets masked (quarry.redaction): the reason may quote anything a
         library raised."""
         host = socket.gethostname()
+        since = (
+            f"{self.failing_since.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
+            if self.failing_since
+            else None
+        )
+        series = None
+        if self.state == STILL_FAILING:
+            series = f"Failures: {self.failures} since {since}"
+        elif self.state == RECOVERED:
+            series = f"Failed: {self.failures} time(s) since {since}, until this success"
         lines = [
             f"{self.subject}.",
             "",
             f"Account: {self.account}" if self.account else None,
-            f"Reason: {self.reason}",
+            series,
+            (f"Last reason: {self.reason}" if self.state == RECOVERED else f"Reason: {self.reason}")
+            if self.reason
+            else None,
             f"When: {self.at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC",
+            *(f"{label}: {url}" for label, url in self.links),
             f"Host: {host}" + (f" (QUARRY_ROLE_ID {role_id})" if role_id != host else ""),
         ]
         return scrub("\n".join(line for line in lines if line is not None))

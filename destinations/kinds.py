@@ -33,6 +33,12 @@ KINDS: dict[str, str] = {
 }
 
 
+# Kinds that deliver files into a folder: each export file gets its manifest delivered
+# beside it (`<file name>.manifest.json`). Email (one message per file) and a live sheet
+# (a tab, not a file) do not.
+FOLDER_KINDS = frozenset({"local", "ftp", "ftps", "sftp", "s3", "google_drive"})
+
+
 def destination_class(kind: str) -> type[BaseDestination]:
     """The class for a kind name; InvalidRequest naming `destination.kind` when unknown."""
     if not isinstance(kind, str) or kind not in KINDS:

@@ -35,6 +35,8 @@ HEADER = "# Managed by Quarry (pipelines/instance.py): rewritten from its settin
 STORE_TAG = "quarry/store"
 # And its name, so that people reading the runs in the UI can tell the stores apart.
 STORE_NAME_TAG = "quarry/store_name"
+# Run tag of a changed-rows export run: its configuration, one run of it at a time.
+CHANGED_ROWS_TAG = "quarry/changed_rows"
 _MAX_TAG_NAME = 100
 
 
@@ -108,7 +110,13 @@ def instance_config(settings: Settings) -> dict[str, Any]:
             "runs": {
                 "max_concurrent_runs": MAX_CONCURRENT_RUNS,
                 "tag_concurrency_limits": [
-                    {"key": STORE_TAG, "value": {"applyLimitPerUniqueValue": True}, "limit": 1}
+                    {"key": STORE_TAG, "value": {"applyLimitPerUniqueValue": True}, "limit": 1},
+                    # One run at a time of each changed-rows export (pipelines.exports.runs).
+                    {
+                        "key": CHANGED_ROWS_TAG,
+                        "value": {"applyLimitPerUniqueValue": True},
+                        "limit": 1,
+                    },
                 ],
             },
         },

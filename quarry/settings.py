@@ -113,6 +113,13 @@ class Settings(BaseSettings):
     alert_email: str | None = None
     alert_email_from: str | None = None
     alert_webhook_url: str | None = None
+    # Repeated failures of one export configuration or one store's sync make one alert,
+    # then a reminder with the count at most this often, then one "recovered" alert
+    # (destinations/alert_groups.py); 0 sends every failure.
+    alert_repeat_minutes: float = Field(default=60.0, ge=0)
+    # A changed-rows export's start snapshot older than this is let go (maintenance may
+    # expire it) and the next run delivers every row again (docs/exports.md).
+    changed_rows_retention_days: float = Field(default=30.0, gt=0)
 
     @field_validator(
         "alert_smtp_url", "alert_email", "alert_email_from", "alert_webhook_url", "metrics_token"

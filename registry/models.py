@@ -114,6 +114,11 @@ class ExportConfig(Base):
     credentials_secret: Mapped[str | None] = mapped_column(Text, default=None)
     schedule_cron: Mapped[str | None] = mapped_column(String(120), default=None)
     schedule_timezone: Mapped[str | None] = mapped_column(String(64), default=None)
+    # An operator's pause of the schedule (quarry exports pause): the scheduled_exports
+    # sensor skips it; running it by hand still works. Applying a file leaves it alone.
+    schedule_paused: Mapped[bool] = mapped_column(
+        Boolean, default=False, server_default=text("false")
+    )
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 
@@ -143,12 +148,46 @@ class ExportJob(Base):
     # reaper fails a job whose worker died (Dagster's default launcher does not notice).
     heartbeat_at: Mapped[datetime | None] = mapped_column(default=None)
     worker: Mapped[str | None] = mapped_column(String(255), default=None)
+    # What the file holds (exports.files.manifest): dataset, columns, stores, snapshot
+    # range, row counts per kind of change, checksum. Set with the file.
+    manifest: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
 
     __table_args__ = (
         Index("ix_export_jobs_config", "config_id"),
         Index("ix_export_jobs_status", "status"),
         Index("ix_export_jobs_idempotency", "config_id", "idempotency_key"),
     )
+
+
+class ExportChangeStart(Base):
+    """Where the next run of a changed-rows configuration starts, per store: the store's
+    published snapshot that its last completed job read. A snapshot pin (holder
+    `changes:<config id>`) keeps the version from maintenance while the row lives."""
+
+    __tablename__ = "export_change_starts"
+
+    config_id: Mapped[str] = mapped_column(
+        ForeignKey("export_configs.id", ondelete="CASCADE"), primary_key=True
+    )
+    store_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    version: Mapped[int] = mapped_column(BigInteger)
+    job_id: Mapped[str] = mapped_column(String(40))
+    recorded_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class AlertState(Base):
+    """One thing that can keep failing (an export configuration, a store's sync), so that
+    its repeated failures make one alert and reminders, and its recovery one more."""
+
+    __tablename__ = "alert_states"
+
+    subject: Mapped[str] = mapped_column(String(80), primary_key=True)
+    failing_since: Mapped[datetime | None] = mapped_column(default=None)
+    # Failures since failing_since, and how many of them no alert has mentioned yet.
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    unreported: Mapped[int] = mapped_column(Integer, default=0)
+    last_sent_at: Mapped[datetime | None] = mapped_column(default=None)
+    last_reason: Mapped[str | None] = mapped_column(Text, default=None)
 
 
 class SyncCursor(Base):

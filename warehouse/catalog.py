@@ -28,6 +28,10 @@ class Field:
     aggregate_only: bool = False
     # Physical column; aggregate-only fields have a SQL expression to aggregate instead.
     column: str | None = None
+    # Every value the platform defines for the field (its full enumeration, not the values
+    # present in the data), or None when any text is a value. A filter naming another
+    # value is an error naming these (warehouse.record_filters); null is always allowed.
+    values: tuple[str, ...] | None = None
 
     @property
     def source(self) -> str:
@@ -77,6 +81,21 @@ def _dim(name: str, title: str, description: str, type_: FieldType = "string") -
     return Field(name, title, description, type_)
 
 
+def _enum(name: str, title: str, description: str, values: tuple[str, ...]) -> Field:
+    return Field(name, title, description, "string", values=values)
+
+
+# Shopify's enumerations, lower-cased as the connectors store them (platforms/shopify/mapping):
+# OrderDisplayFinancialStatus, CustomerState, ProductStatus (UNLISTED since 2025-10),
+# DraftOrderStatus. Fulfilment is Quarry's own mapping of OrderDisplayFulfillmentStatus.
+FINANCIAL_STATUSES = ("pending", "authorized", "partially_paid", "paid", "partially_refunded",
+                      "refunded", "voided", "expired")  # fmt: skip
+FULFILLMENT_STATUSES = ("fulfilled", "partial", "restocked", "unfulfilled")
+CUSTOMER_STATES = ("enabled", "disabled", "invited", "declined")
+PRODUCT_STATUSES = ("active", "draft", "archived", "unlisted")
+DRAFT_ORDER_STATUSES = ("open", "invoice_sent", "completed")
+
+
 def _money(name: str, title: str, description: str) -> Field:
     return Field(name, title, description, "money", "metric", "sum")
 
@@ -113,8 +132,18 @@ ORDERS = Dataset(
         _dim("processed_at", "Processed at", "When the order was processed (UTC).", "date"),
         _dim("cancelled_at", "Cancelled at", "When the order was cancelled (UTC).", "date"),
         _CURRENCY,
-        _dim("financial_status", "Financial status", "paid, pending, partially_refunded, ..."),
-        _dim("fulfillment_status", "Fulfillment status", "fulfilled, partial or unfulfilled."),
+        _enum(
+            "financial_status",
+            "Financial status",
+            "paid, pending, partially_refunded, ...",
+            FINANCIAL_STATUSES,
+        ),
+        _enum(
+            "fulfillment_status",
+            "Fulfillment status",
+            "fulfilled, partial or unfulfilled.",
+            FULFILLMENT_STATUSES,
+        ),
         _CUSTOMER_ID,
         _CUSTOMER_NAME,
         _EMAIL,
@@ -160,7 +189,7 @@ CUSTOMERS = Dataset(
         _EMAIL,
         _dim("country", "Country", "Country of the default address."),
         _dim("city", "City", "City of the default address."),
-        _dim("state", "State", "Account state: enabled, disabled, invited."),
+        _enum("state", "State", "Account state: enabled, disabled, invited.", CUSTOMER_STATES),
         _dim("accepts_marketing", "Accepts marketing", "Email marketing consent.", "boolean"),
         _dim("tags", "Tags", "Comma-separated tags."),
         _CREATED,
@@ -185,7 +214,7 @@ PRODUCTS = Dataset(
         _dim("handle", "Handle", "URL handle of the product."),
         _dim("vendor", "Vendor", "Product vendor."),
         _dim("product_type", "Product type", "Product type."),
-        _dim("status", "Status", "active, draft or archived."),
+        _enum("status", "Status", "active, draft or archived.", PRODUCT_STATUSES),
         _dim("tags", "Tags", "Comma-separated tags."),
         _CREATED,
         _UPDATED,
@@ -208,7 +237,7 @@ DRAFT_ORDERS = Dataset(
         _ID,
         _STORE_ID,
         _dim("draft_order_name", "Draft order", "The draft's name, e.g. #D12."),
-        _dim("status", "Status", "open, invoice_sent or completed."),
+        _enum("status", "Status", "open, invoice_sent or completed.", DRAFT_ORDER_STATUSES),
         _CREATED,
         _UPDATED,
         _dim("completed_at", "Completed at", "When the draft became an order (UTC).", "date"),

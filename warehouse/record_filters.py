@@ -13,6 +13,7 @@ written into the SQL.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal, InvalidOperation
@@ -152,10 +153,28 @@ def _equal_timestamp(column: str, text: str, parameter: str) -> Condition:
         return Condition(f"{column} >= ?", (day_start,))
 
 
-def equality(column: str, kind: pa.DataType, raw_values: list[str], parameter: str) -> Condition:
+def check_allowed(item: str, allowed: Sequence[str], parameter: str) -> None:
+    """InvalidRequest naming the allowed values when `item` is not one of them: a typo
+    (`payed`) would otherwise match nothing, silently."""
+    if item not in allowed:
+        message = (
+            f"{item!r} is not a value of {parameter}; allowed: {', '.join(allowed)} "
+            "(or null for a missing value)"
+        )
+        raise invalid(parameter, message)
+
+
+def equality(
+    column: str,
+    kind: pa.DataType,
+    raw_values: list[str],
+    parameter: str,
+    allowed: Sequence[str] | None = None,
+) -> Condition:
     """One parameter (every occurrence of it) as `(a OR b OR ...)` over `column`.
 
-    `column` must be a quoted identifier from the catalog; `kind` its Arrow type."""
+    `column` must be a quoted identifier from the catalog; `kind` its Arrow type;
+    `allowed` the field's full set of values when it has one (catalog Field.values)."""
     items = [item for raw in raw_values for item in split_items(raw, parameter)]
     parts: list[Condition] = []
     strings: list[str] = []
@@ -165,6 +184,8 @@ def equality(column: str, kind: pa.DataType, raw_values: list[str], parameter: s
             continue
         assert isinstance(item, str)
         if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            if allowed is not None:
+                check_allowed(item, allowed, parameter)
             strings.append(item)
         elif pa.types.is_integer(kind):
             parts.append(_equal_integer(column, item, parameter) or Condition("FALSE"))

@@ -126,7 +126,7 @@ def parse_list_params(ds: Dataset, params: Sequence[tuple[str, str]]) -> RecordQ
             if item is None or item.aggregate_only:
                 raise invalid(name, f"unknown parameter: {ds.name} has no field {name!r}")
             column = f'"{item.source}"'
-            conditions.append(equality(column, _field_type(ds, item), values, name))
+            conditions.append(equality(column, _field_type(ds, item), values, name, item.values))
     for bound, operator in (("created_at_min", ">="), ("created_at_max", "<")):
         if bound in scalars:
             instant, _ = parse_instant(scalars[bound], bound)

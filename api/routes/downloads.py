@@ -17,7 +17,7 @@ from api.openapi import problem_responses
 from api.schemas import FILE_SCHEMA
 from destinations.signed_links import InvalidLink, verify_download_token
 from exports.configs.saved import require_config
-from exports.files.produce import CONTENT_TYPES
+from exports.files.formats import CONTENT_TYPES
 from exports.jobs.listing import state_of
 from registry.models import ExportJob
 

@@ -19,7 +19,7 @@ from api.json import json_response
 from api.openapi import AUTHENTICATED, problem_responses
 from api.schemas import FILE_SCHEMA, ExportJobPage, ExportJobView
 from exports.configs.saved import get_visible_config, require_config
-from exports.files.produce import CONTENT_TYPES
+from exports.files.formats import CONTENT_TYPES
 from exports.jobs.lifecycle import JOB_STATUSES, get_visible_job
 from exports.jobs.listing import job_history, job_view, state_of
 from warehouse.record_filters import invalid

@@ -1,4 +1,5 @@
-"""GET /v1/exports and POST /v1/exports/{id}/run.
+"""GET /v1/exports, POST /v1/exports/{id}/run, and Quarry's own pause and resume of a
+configuration's schedule.
 
 A key sees a configuration only when every store it reads is one of the key's stores; any
 other id answers the same 404 as an unknown one. A run writes the job row first, answers
@@ -18,7 +19,7 @@ from api.json import json_response
 from api.openapi import AUTHENTICATED, problem_responses
 from api.schemas import ExportDetail, ExportList, RunAccepted
 from exports.configs.definition import schedule_only_reason
-from exports.configs.saved import get_visible_config
+from exports.configs.saved import get_visible_config, reset_changes, set_schedule_paused
 from exports.jobs.lifecycle import MAX_IDEMPOTENCY_KEY, QUEUED, check_idempotency_key, create_job
 from exports.jobs.listing import config_view, config_views
 from pipelines.exports.launcher import launch
@@ -115,5 +116,75 @@ def get_export(
     reading a store the key cannot, answers the same 404 as an unknown one."""
     with registry.session() as session:
         config = get_visible_config(session, principal, config_id)
+        view = config_view(session, config, runs.latest, principal.config_store_ids(config))
+    return json_response(view)
+
+
+def _set_paused(
+    config_id: str, paused: bool, principal: ExportPrincipal, registry: RegistryDep, runs: RunsDep
+) -> Response:
+    with registry.session() as session:
+        config = get_visible_config(session, principal, config_id)
+        set_schedule_paused(session, config.id, paused)
+        view = config_view(session, config, runs.latest, principal.config_store_ids(config))
+    return json_response(view)
+
+
+@router.post(
+    "/exports/{config_id}/pause",
+    response_model=ExportDetail,
+    responses=problem_responses(*AUTHENTICATED, 404, 409),
+)
+def pause_export(
+    config_id: str,
+    principal: ExportPrincipal,
+    registry: RegistryDep,
+    runs: RunsDep,
+    _: NoParameters,
+    __: NoBody,
+) -> Response:
+    """Quarry's own: pause the configuration's schedule (idempotent); it answers the
+    configuration, `schedule.paused` true. A paused export still runs through
+    POST /v1/exports/{id}/run. 409 when it has no schedule."""
+    return _set_paused(config_id, True, principal, registry, runs)
+
+
+@router.post(
+    "/exports/{config_id}/resume",
+    response_model=ExportDetail,
+    responses=problem_responses(*AUTHENTICATED, 404),
+)
+def resume_export(
+    config_id: str,
+    principal: ExportPrincipal,
+    registry: RegistryDep,
+    runs: RunsDep,
+    _: NoParameters,
+    __: NoBody,
+) -> Response:
+    """Quarry's own: resume the configuration's schedule (idempotent): its next tick runs
+    it (missed ticks are not caught up)."""
+    return _set_paused(config_id, False, principal, registry, runs)
+
+
+@router.post(
+    "/exports/{config_id}/reset",
+    response_model=ExportDetail,
+    responses=problem_responses(*AUTHENTICATED, 404, 409),
+)
+def reset_export(
+    config_id: str,
+    principal: ExportPrincipal,
+    registry: RegistryDep,
+    runs: RunsDep,
+    _: NoParameters,
+    __: NoBody,
+) -> Response:
+    """Quarry's own: a changed-rows configuration starts over, its next run delivering
+    every row (`quarry exports reset`). 409 for a configuration of `rows: all`, or while
+    one of its jobs is queued or running."""
+    with registry.session() as session:
+        config = get_visible_config(session, principal, config_id)
+        reset_changes(session, config.id)
         view = config_view(session, config, runs.latest, principal.config_store_ids(config))
     return json_response(view)

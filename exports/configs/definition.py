@@ -11,15 +11,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from exports.configs.options import FormatOptions
+from exports.files.formats import FORMATS as FILE_FORMATS
 from registry.models import ExportConfig
 
 RECORD_TYPES = ("orders", "customers", "products", "draft_orders")
 ENTITY_TYPES = (*RECORD_TYPES, "query", "bundle")
-FORMATS = ("csv", "xlsx", "zip")
+# Every format of exports.files.formats; a bundle must be one holding several tables.
+FORMATS = tuple(FILE_FORMATS)
 # The one kind of export that cannot be triggered through the API: a live sheet sync
 # replaces a spreadsheet's tab on a schedule; on demand it would race its own schedule.
 SCHEDULE_ONLY_KINDS = {"google_sheets": "live sheet sync (google_sheets destination)"}
 DEFINITION_VERSION = 1
+# `rows: all` (every row, each run) or `rows: changed` (the rows changed since the last
+# completed job, exports.files.changes).
+ROWS = ("all", "changed")
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,7 @@ class ExportDefinition:
     credentials: dict[str, Any] = field(default_factory=dict)
     schedule_cron: str | None = None
     schedule_timezone: str | None = None
+    rows: str = "all"
 
     @property
     def runnable_via_api(self) -> bool:
@@ -87,6 +93,7 @@ class ExportDefinition:
             "options": self.options.to_json(),
             "file_name": self.file_name,
             "destination": {"settings": self.destination_settings},
+            "rows": self.rows,
         }
 
     def fill(self, row: ExportConfig, sealed_credentials: str | None) -> None:
@@ -118,6 +125,11 @@ class StoredConfig:
     destination_kind: str
     destination_settings: dict[str, Any]
     credentials_secret: str | None
+    rows: str = "all"
+
+    @property
+    def changed_rows(self) -> bool:
+        return self.rows == "changed"
 
     @classmethod
     def of(cls, row: ExportConfig) -> StoredConfig:
@@ -136,6 +148,7 @@ class StoredConfig:
             destination_kind=row.destination_kind,
             destination_settings=dict(body.get("destination", {}).get("settings", {})),
             credentials_secret=row.credentials_secret,
+            rows=str(body.get("rows") or "all"),
         )
 
 

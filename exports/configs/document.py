@@ -4,7 +4,7 @@ applies them); every problem is collected and reported with the file, key and pr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,9 @@ from exports.configs.definition import (
     ENTITY_TYPES,
     FORMATS,
     RECORD_TYPES,
+    ROWS,
+    SCHEDULE_ONLY_KINDS,
+    ColumnSpec,
     ExportDefinition,
     PartSpec,
 )
@@ -28,7 +31,7 @@ from warehouse.query import StoreInfo
 
 EXPORT_KEYS = (
     "name", "entity_type", "columns", "filters", "query", "parts", "stores", "format",
-    "format_options", "file_name", "destination", "schedule",
+    "format_options", "file_name", "destination", "schedule", "rows",
 )  # fmt: skip
 PART_KEYS = ("name", "entity_type", "columns", "filters", "query")
 MAX_NAME = 200
@@ -141,6 +144,14 @@ def _entry(
         entry.get("destination"), key, context.settings, problems
     )
     cron, zone = schedule(entry.get("schedule"), f"{key}.schedule", context.timezone, problems)
+    rows = entry.get("rows", "all")
+    if rows not in ROWS:
+        problems.add(f"{key}.rows", "must be all or changed")
+        rows = "all"
+    elif rows == "changed":
+        parts = _changed_rows_parts(parts, key, problems)
+        if kind in SCHEDULE_ONLY_KINDS:
+            problems.add(f"{key}.rows", f"a {kind} export replaces its sheet: it takes rows: all")
     definition = ExportDefinition(
         name=name or "",
         entity_type=entity_type or "",
@@ -154,6 +165,7 @@ def _entry(
         credentials=credentials,
         schedule_cron=cron,
         schedule_timezone=zone,
+        rows=str(rows),
     )
     if not definition.runnable_via_api:
         if cron is None:
@@ -161,6 +173,27 @@ def _entry(
         if file_format != "csv" or entity_type == "bundle":
             problems.add(f"{key}.format", f"a {kind} export takes one table as csv")
     return definition if len(problems.errors) == before else None
+
+
+def _changed_rows_parts(
+    parts: tuple[PartSpec, ...], key: str, problems: Problems
+) -> tuple[PartSpec, ...]:
+    """The parts of a `rows: changed` configuration: record parts only (a query's rows
+    have no identity to compare), each with `id` among its columns (prepended when the
+    configuration left it out): a deleted row is known by its id."""
+    checked = []
+    for part in parts:
+        if part.entity_type == "query":
+            where = f"{key}.rows"
+            problems.add(where, f"rows: changed needs record data; part {part.name!r} is a query")
+            continue
+        if all(c.field != "id" for c in part.columns):
+            ds = dataset(part.entity_type)
+            found = ds.field("id") if ds is not None else None
+            title = found.title if found is not None else "ID"
+            part = replace(part, columns=(ColumnSpec("id", title), *part.columns))
+        checked.append(part)
+    return tuple(checked)
 
 
 def _stores(

@@ -60,6 +60,8 @@ def config_entry(row: ExportConfig, box: SecretBox) -> dict[str, Any]:
         entry["destination"] = destination
     if row.schedule_cron:
         entry["schedule"] = {"cron": row.schedule_cron, "timezone": row.schedule_timezone}
+    if row.definition.get("rows") == "changed":
+        entry["rows"] = "changed"
     return entry
 
 

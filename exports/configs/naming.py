@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
+from exports.files.formats import EXTENSIONS
+
 TOKENS = ("name", "date", "job_id", "store")
 DEFAULT_TEMPLATE = "{name}-{date:%Y%m%d-%H%M%S}-{job_id}"
-EXTENSIONS = {"csv": ".csv", "xlsx": ".xlsx", "zip": ".zip"}
 MAX_FILE_NAME = 200
 _UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]')
 

@@ -9,7 +9,6 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 DELIMITERS = (",", ";", "\t", "|")
-MEMBER_FORMATS = ("csv", "xlsx")
 DEFAULT_DATE_FORMAT = "%Y-%m-%d %H:%M:%S"
 
 

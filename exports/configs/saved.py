@@ -10,10 +10,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from destinations.fields import is_env_reference
+from exports.configs.change_starts import reset_starts
 from exports.configs.definition import ExportDefinition
 from exports.configs.document import AccountContext, read_document, validate_document
 from exports.configs.dump import is_stored_reference
@@ -121,19 +122,63 @@ def delete_config(session: Session, config_id: str) -> list[str]:
     """Deletes a configuration with its finished jobs; returns the jobs' ids, whose files
     the caller removes once this is committed (a download racing the deletion then answers
     404, never half a file). Refused (Conflict) while one of its jobs is queued or running:
-    the run would lose its configuration under it."""
-    row = require_config(session, config_id)
-    jobs = list(session.scalars(select(ExportJob).where(ExportJob.config_id == config_id)))
-    busy = [job.id for job in jobs if job.status in ("queued", "running")]
+    the run would lose its configuration under it, and deliver a file of a configuration
+    that no longer exists."""
+    # The configuration's row is locked first: a job created meanwhile (its foreign key
+    # takes a share lock on this row) waits for this transaction, and then finds no row.
+    row = session.scalar(select(ExportConfig).where(ExportConfig.id == config_id).with_for_update())
+    if row is None:
+        raise NotFound(f"export configuration {config_id!r} does not exist")
+    jobs = session.execute(
+        select(ExportJob.id, ExportJob.status).where(ExportJob.config_id == config_id)
+    ).all()
+    busy = [job_id for job_id, status in jobs if status in ("queued", "running")]
     if busy:
         raise Conflict(
             f"export {row.name!r} has {len(busy)} queued or running job(s) "
-            f"({', '.join(busy)}): wait for them to finish, then delete it"
+            f"({', '.join(busy)}): wait for them to finish (or for the housekeeper to fail "
+            "a job whose worker died), then delete it"
         )
-    for job in jobs:
-        session.delete(job)
-    session.delete(row)
-    return [job.id for job in jobs]
+    # Statements, not session.delete(): the unit of work does not know jobs depend on
+    # their configuration and may delete the configuration first, the database's cascade
+    # taking the jobs, which SQLAlchemy then warns it found no more.
+    reset_starts(session, config_id)  # a changed-rows export's starts and their pins
+    session.execute(delete(ExportJob).where(ExportJob.config_id == config_id))
+    session.execute(delete(ExportConfig).where(ExportConfig.id == config_id))
+    session.expunge(row)
+    return [job_id for job_id, _ in jobs]
+
+
+def reset_changes(session: Session, config_id: str) -> int:
+    """A changed-rows configuration starts over: its next run delivers every row
+    (exports.configs.change_starts). Conflict for a configuration of every row, or while a job
+    of it is queued or running (that run would record its end as the new start). Returns
+    how many stores had a start."""
+    row = require_config(session, config_id)
+    if row.definition.get("rows") != "changed":
+        raise Conflict(f"export {row.name!r} delivers every row (rows: all): nothing to reset")
+    busy = session.scalars(
+        select(ExportJob.id).where(
+            ExportJob.config_id == config_id, ExportJob.status.in_(("queued", "running"))
+        )
+    ).all()
+    if busy:
+        raise Conflict(
+            f"export {row.name!r} has a queued or running job ({', '.join(busy)}): "
+            "reset it once the job has ended"
+        )
+    return reset_starts(session, config_id)
+
+
+def set_schedule_paused(session: Session, config_id: str, paused: bool) -> ExportConfig:
+    """Pause or resume the configuration's schedule (idempotent). Pausing one without a
+    schedule is a Conflict: there is nothing to pause. A paused export still runs by hand."""
+    row = require_config(session, config_id)
+    if paused and not row.schedule_cron:
+        raise Conflict(f"export {row.name!r} has no schedule to pause")
+    row.schedule_paused = paused
+    session.flush()
+    return row
 
 
 def apply_definitions(
@@ -238,7 +283,11 @@ def config_detail(
     `credentials_secret`); destination settings hold none by construction."""
     body = row.definition
     schedule = (
-        {"cron": row.schedule_cron, "timezone": row.schedule_timezone}
+        {
+            "cron": row.schedule_cron,
+            "timezone": row.schedule_timezone,
+            "paused": bool(row.schedule_paused),
+        }
         if row.schedule_cron
         else None
     )
@@ -263,6 +312,7 @@ def config_detail(
             "has_credentials": row.credentials_secret is not None,
         },
         "schedule": schedule,
+        "rows": body.get("rows") or "all",
         "created_at": row.created_at,
         "updated_at": row.updated_at,
     }

@@ -19,6 +19,8 @@ class Due:
     config_id: str
     config_name: str
     scheduled_at: datetime  # UTC
+    # Paused by an operator: the tick is skipped (and named in the sensor's log).
+    paused: bool = False
 
     @property
     def run_key(self) -> str:
@@ -40,7 +42,7 @@ def last_tick(cron: str, zone: str, since: datetime, now: datetime) -> datetime 
 
 
 def due_exports(registry: Registry, since: datetime, now: datetime) -> list[Due]:
-    """Every scheduled configuration with a tick in (since, now]."""
+    """Every scheduled configuration with a tick in (since, now], paused ones marked."""
     with registry.session() as session:
         rows = session.execute(
             select(
@@ -48,11 +50,23 @@ def due_exports(registry: Registry, since: datetime, now: datetime) -> list[Due]
                 ExportConfig.name,
                 ExportConfig.schedule_cron,
                 ExportConfig.schedule_timezone,
+                ExportConfig.schedule_paused,
             ).where(ExportConfig.schedule_cron.is_not(None))
         ).all()
     due = []
-    for config_id, name, cron, zone in rows:
+    for config_id, name, cron, zone, paused in rows:
         tick = last_tick(cron, zone or "UTC", since, now)
         if tick is not None:
-            due.append(Due(config_id, name, tick.astimezone(ZoneInfo("UTC"))))
+            due.append(Due(config_id, name, tick.astimezone(ZoneInfo("UTC")), bool(paused)))
     return due
+
+
+def paused_exports(registry: Registry) -> list[str]:
+    """Names of the scheduled configurations whose schedule is paused, sorted."""
+    with registry.session() as session:
+        names = session.scalars(
+            select(ExportConfig.name).where(
+                ExportConfig.schedule_cron.is_not(None), ExportConfig.schedule_paused.is_(True)
+            )
+        )
+        return sorted(names)

@@ -9,8 +9,9 @@ from typing import Any
 from croniter import croniter
 
 from destinations.kinds import validate_destination
-from exports.configs.options import DELIMITERS, MEMBER_FORMATS, FormatOptions
+from exports.configs.options import DELIMITERS, FormatOptions
 from exports.configs.problems import Problems
+from exports.files.formats import MEMBER_FORMATS
 from quarry.errors import InvalidRequest
 from quarry.settings import Settings
 from registry.accounts import check_timezone

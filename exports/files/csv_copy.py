@@ -119,20 +119,24 @@ def _timestamp(expr: str, local: str, options: FormatOptions) -> str | None:
     )
 
 
-def _wall_clock(expr: str, offsets: Sequence[tuple[int, int]]) -> str:
+def offset_micros(expr: str, offsets: Sequence[tuple[int, int]]) -> str:
+    """The SQL of the zone's UTC offset (microseconds) at the instant `expr` (TIMESTAMP
+    WITH TIME ZONE), given the zone's offsets (zone_offsets) over the values' range."""
+    instant = f"epoch_us({expr})"
+    if len(offsets) == 1:
+        return str(offsets[0][1])
+    branches = " ".join(
+        f"WHEN {instant} < {start} THEN {previous}"
+        for (_, previous), (start, _) in pairwise(offsets)
+    )
+    return f"CASE {branches} ELSE {offsets[-1][1]} END"
+
+
+def wall_clock(expr: str, offsets: Sequence[tuple[int, int]]) -> str:
     """`expr` (TIMESTAMP WITH TIME ZONE) as the TIMESTAMP of its wall-clock time, given
     the zone's UTC offsets (zone_offsets) over the values' range: plain integer arithmetic
     on the instant, where DuckDB's timezone() asks ICU's calendar for every row."""
-    instant = f"epoch_us({expr})"
-    if len(offsets) == 1:
-        offset = str(offsets[0][1])
-    else:
-        branches = " ".join(
-            f"WHEN {instant} < {start} THEN {previous}"
-            for (_, previous), (start, _) in pairwise(offsets)
-        )
-        offset = f"CASE {branches} ELSE {offsets[-1][1]} END"
-    return f"make_timestamp({instant} + {offset})"
+    return f"make_timestamp(epoch_us({expr}) + {offset_micros(expr, offsets)})"
 
 
 def zone_offsets(zone: ZoneInfo, low: int, high: int) -> list[tuple[int, int]]:
@@ -185,14 +189,14 @@ def column_sql(
         # format(Decimal, "f"): every scale digit, never an exponent.
         return f"CAST({expr} AS VARCHAR)"
     if type_name == "TIMESTAMP WITH TIME ZONE":
-        return _timestamp(expr, _wall_clock(expr, offsets), options)
+        return _timestamp(expr, wall_clock(expr, offsets), options)
     if type_name == "TIMESTAMP":
         # A naive value is shown as it is (csv_writer.text_value).
         return _timestamp(expr, expr, options)
     return None
 
 
-def _column_offsets(
+def column_offsets(
     cursor: duckdb.DuckDBPyConnection,
     source: CopySource,
     types: Sequence[str],
@@ -251,7 +255,7 @@ def copy_csv(
     types = [str(t) for t in probe.types]
     if any(column_sql(e, t, options) is None for e, t in zip(source.columns, types, strict=True)):
         return None
-    offsets = _column_offsets(cursor, source, types, options.zone)
+    offsets = column_offsets(cursor, source, types, options.zone)
     texts = [
         text
         for e, t, o in zip(source.columns, types, offsets, strict=True)

@@ -16,23 +16,40 @@ import time
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from sqlalchemy import or_, update
 
 from destinations.base import Delivery, DeliveryError
-from destinations.kinds import destination_for
+from destinations.kinds import FOLDER_KINDS, destination_for
+from exports.configs.change_starts import (
+    Starts,
+    load_starts,
+    record_starts,
+    wait_for_earlier_runs,
+)
 from exports.configs.definition import StoredConfig
 from exports.configs.naming import render_file_name
 from exports.files.cleanup import remove_staging
+from exports.files.formats import CONTENT_TYPES
+from exports.files.manifest import (
+    MANIFEST_CONTENT_TYPE,
+    MANIFEST_FILE,
+    MANIFEST_SUFFIX,
+    FileSummary,
+    manifest_body,
+    manifest_text,
+)
 from exports.files.produce import (
-    CONTENT_TYPES,
     Account,
     file_key,
+    manifest_key,
     produce,
     staging_path,
 )
 from exports.files.xlsx_writer import MAX_DATA_ROWS
-from exports.jobs.failure import fail_job
+from exports.jobs.failure import fail_job, report_job_success, report_start_over
 from exports.jobs.lifecycle import COMPLETED, FAILED, QUEUED, RUNNING, finish
 from exports.jobs.measured import record_export
 from quarry.crypto import SecretBox
@@ -198,20 +215,73 @@ def _run(
         update={"duckdb_memory_limit": settings.export_duckdb_memory_limit}
     )
     reader = WarehouseReader(limited, registry)
+    starts: Starts | None = None
+    if config.changed_rows:
+        # One run of a changed-rows configuration at a time: each starts where the last
+        # completed one ended (exports.configs.change_starts).
+        wait_for_earlier_runs(registry, job_id, config.id)
+        starts = load_starts(settings, registry, config.id)
+
+    def describe(summary: FileSummary, path: Path | None = None) -> dict[str, Any]:
+        return manifest_body(
+            summary,
+            job_id=job_id,
+            export_id=config.id,
+            name=config.name,
+            file_format=config.format,
+            file_name=file_name,
+            written_at=utcnow(),
+            path=path,
+        )
+
     try:
         produced = produce(
-            reader, config, account, store_ids, target, max_rows_per_sheet=max_rows_per_sheet
+            reader,
+            config,
+            account,
+            store_ids,
+            target,
+            max_rows_per_sheet=max_rows_per_sheet,
+            starts=starts.versions if starts is not None else None,
+            restarted=starts.restarted if starts is not None else None,
+            describe=describe,
         )
+        manifest = describe(produced.summary, target)
+        lost = {s.store_id: s.reason or "" for s in produced.summary.stores if s.start_lost}
+        report_start_over(settings, registry, job_id, lost)
+        # Beside the file: in the store's own folder when it is local, else staged with it.
+        manifest_path = target.with_name(MANIFEST_FILE)
+        manifest_path.unlink(missing_ok=True)  # a re-execution's: read-only, replaced
+        manifest_path.write_text(manifest_text(manifest), encoding="utf-8")
+        manifest_path.chmod(0o444)
         if staged:
+            files.put_file(manifest_path, manifest_key(job_id))
             files.put_file(target, key)
         with registry.session() as session:
             job = session.get(ExportJob, job_id)
             assert job is not None
             job.file_path = key
             job.file_name = file_name
+            job.manifest = manifest
         location = _deliver(settings, config, job_id, target, file_name, environ)
+        if config.destination_kind in FOLDER_KINDS:
+            # After the file: a loader that waits for the manifest finds the file complete.
+            _deliver(
+                settings,
+                config,
+                job_id,
+                manifest_path,
+                f"{file_name}{MANIFEST_SUFFIX}",
+                environ,
+                content_type=MANIFEST_CONTENT_TYPE,
+            )
         with registry.session() as session:
-            finish(session, job_id, COMPLETED)
+            completed = finish(session, job_id, COMPLETED)
+            if completed and config.changed_rows:
+                ends = {s.store_id: s.snapshot for s in produced.summary.stores
+                        if s.snapshot is not None}  # fmt: skip
+                record_starts(session, settings, config.id, job_id, ends)
+        report_job_success(settings, registry, job_id)
     finally:
         if staged:
             # The store holds the file now (or the run failed): the staged copy goes.
@@ -229,6 +299,8 @@ def _deliver(
     path: os.PathLike[str],
     file_name: str,
     environ: Mapping[str, str] | None,
+    *,
+    content_type: str | None = None,
 ) -> str:
     credentials = (
         SecretBox(settings.fernet_keys).open(config.credentials_secret)
@@ -239,7 +311,7 @@ def _deliver(
         path=path,  # type: ignore[arg-type]
         file_name=file_name,
         job_id=job_id,
-        content_type=CONTENT_TYPES[config.format],
+        content_type=content_type or CONTENT_TYPES[config.format],
     )
     try:
         destination = destination_for(

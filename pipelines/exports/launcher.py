@@ -17,7 +17,7 @@ from dagster_graphql import DagsterGraphQLClient
 from sqlalchemy import update
 
 from exports.jobs.lifecycle import QUEUED
-from pipelines.exports.runs import run_tags
+from pipelines.exports.runs import changed_rows_config, run_tags
 from quarry.settings import Settings
 from registry.db import Registry
 from registry.models import ExportJob
@@ -60,11 +60,14 @@ def submit(
     )
 
 
-def submit_run(settings: Settings, job_id: str, config_name: str) -> str | None:
+def submit_run(
+    settings: Settings, job_id: str, config_name: str, changed_rows: str | None = None
+) -> str | None:
     """Submit the export run of `job_id`; its run id, or None when Dagster cannot take it
-    now (unreachable, or the code location is not loaded)."""
+    now (unreachable, or the code location is not loaded). `changed_rows`: the job's
+    configuration when it is a changed-rows one (its runs queue one at a time)."""
     try:
-        return submit(settings, EXPORT_JOB_NAME, run_tags(job_id, config_name))
+        return submit(settings, EXPORT_JOB_NAME, run_tags(job_id, config_name, changed_rows))
     except Exception as exc:
         # Anything from the client or its transport (refused, timed out, the location not
         # loaded, a proxy's HTML page) means "not now": the reconciler tries again.
@@ -85,7 +88,7 @@ def record_run(registry: Registry, job_id: str, run_id: str) -> None:
 
 def launch(settings: Settings, registry: Registry, job_id: str, config_name: str) -> str | None:
     """Submit and record; the run id, or None when the job waits for the reconciler."""
-    run_id = submit_run(settings, job_id, config_name)
+    run_id = submit_run(settings, job_id, config_name, changed_rows_config(registry, job_id))
     if run_id is not None:
         record_run(registry, job_id, run_id)
     return run_id

@@ -7,9 +7,13 @@ import logging
 import threading
 
 from dagster import DagsterEventType, DagsterInstance, RunsFilter
+from sqlalchemy import select
 
 from exports.jobs.state import RunView
+from pipelines.instance import CHANGED_ROWS_TAG
 from quarry.settings import Settings
+from registry.db import Registry
+from registry.models import ExportConfig, ExportJob
 
 JOB_TAG = "quarry/export_job"
 CONFIG_TAG = "quarry/export_config"
@@ -79,7 +83,29 @@ class RunLookup:
                 self._instance = None
 
 
-def run_tags(job_id: str, config_name: str) -> dict[str, str]:
+def run_tags(
+    job_id: str, config_name: str, changed_rows_config: str | None = None
+) -> dict[str, str]:
     """Tags of an export run: the job id (how runs are found) and the configuration's name
-    (what a person looks for in the Dagster UI)."""
-    return {JOB_TAG: job_id, CONFIG_TAG: config_name[:200]}
+    (what a person looks for in the Dagster UI); for a changed-rows configuration, its id
+    under CHANGED_ROWS_TAG, which the run queue limits to one run per value
+    (pipelines.instance): a second run waits queued behind the first."""
+    tags = {JOB_TAG: job_id, CONFIG_TAG: config_name[:200]}
+    if changed_rows_config is not None:
+        tags[CHANGED_ROWS_TAG] = changed_rows_config
+    return tags
+
+
+def changed_rows_config(registry: Registry, job_id: str) -> str | None:
+    """The configuration of `job_id` when it is a changed-rows one (its runs go one at a
+    time), else None."""
+    with registry.session() as session:
+        found = session.execute(
+            select(ExportConfig.id, ExportConfig.definition)
+            .join(ExportJob, ExportJob.config_id == ExportConfig.id)
+            .where(ExportJob.id == job_id)
+        ).one_or_none()
+    if found is None:
+        return None
+    config_id, definition = found
+    return str(config_id) if (definition or {}).get("rows") == "changed" else None

@@ -13,10 +13,10 @@ from dagster import (
 )
 
 from exports.configs.saved import require_config
-from exports.configs.schedules import due_exports
+from exports.configs.schedules import due_exports, paused_exports
 from exports.jobs.lifecycle import create_job
 from pipelines.exports.jobs import export
-from pipelines.exports.runs import run_tags
+from pipelines.exports.runs import changed_rows_config, run_tags
 from pipelines.resources import QuarryResource
 from registry.models import utcnow
 
@@ -26,14 +26,23 @@ from registry.models import utcnow
     minimum_interval_seconds=30,
     default_status=DefaultSensorStatus.RUNNING,
     description="Runs each configuration on its cron and zone, read from the registry at "
-    "every tick; run key = configuration + scheduled time.",
+    "every tick; run key = configuration + scheduled time. Paused configurations (quarry "
+    "exports pause) are skipped, and each tick's log names them.",
 )
 def scheduled_exports(context: SensorEvaluationContext, quarry: QuarryResource) -> SensorResult:
     now = utcnow()
     # The first tick starts the clock: schedules do not backfill from before the sensor ran.
     since = datetime.fromisoformat(context.cursor) if context.cursor else now
     requests = []
+    paused = paused_exports(quarry.registry)
+    if paused:
+        # The tick's log in the Dagster UI: which schedules an operator has paused.
+        context.log.info("paused (not run on schedule): %s", ", ".join(paused))
+    skipped = []
     for due in due_exports(quarry.registry, since, now):
+        if due.paused:
+            skipped.append(f"{due.config_name} at {due.scheduled_at.isoformat()}")
+            continue
         with quarry.registry.session() as session:
             # The same idempotency key for the same tick: a re-evaluated tick finds its job.
             job, _ = create_job(
@@ -42,8 +51,14 @@ def scheduled_exports(context: SensorEvaluationContext, quarry: QuarryResource) 
                 idempotency_key=f"schedule:{due.scheduled_at.isoformat()}",
             )
             job_id = job.id
-        requests.append(RunRequest(run_key=due.run_key, tags=run_tags(job_id, due.config_name)))
-    return SensorResult(run_requests=requests, cursor=now.isoformat())
+        tags = run_tags(job_id, due.config_name, changed_rows_config(quarry.registry, job_id))
+        requests.append(RunRequest(run_key=due.run_key, tags=tags))
+    if skipped:
+        context.log.info("skipped paused ticks: %s", "; ".join(skipped))
+    skip_reason = None
+    if not requests and paused:
+        skip_reason = f"no export due; paused: {', '.join(paused)}"
+    return SensorResult(run_requests=requests, cursor=now.isoformat(), skip_reason=skip_reason)
 
 
 SENSORS = [scheduled_exports]

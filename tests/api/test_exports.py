@@ -7,6 +7,7 @@ queued, and files are produced by running the job in this process, as its run wo
 
 from __future__ import annotations
 
+import hashlib
 from urllib.parse import urlsplit
 
 import pytest
@@ -284,7 +285,9 @@ def test_one_configuration_shows_what_it_reads_and_never_its_credentials(
     assert body["destination"]["settings"]["spreadsheet_id"] == "s" * 20
     assert body["destination"]["has_credentials"] is True
     assert "GOOGLE_SA" not in sheet.text and '"credentials"' not in sheet.text
-    assert body["schedule"] == {"cron": "0 * * * *", "timezone": body["schedule"]["timezone"]}
+    assert body["schedule"] == {
+        "cron": "0 * * * *", "timezone": body["schedule"]["timezone"], "paused": False
+    }  # fmt: skip
     assert body["runnable_via_api"] is False
     one = client.get(f"/v1/exports/{configs['API store one']}", key=key).json()
     assert one["stores"] == ["st_a1"] and one["store_ids"] == ["st_a1"]
@@ -371,3 +374,98 @@ def test_the_run_history_of_an_unseen_configuration_is_not_found(
         "/v1/export-jobs", key=world.keys["a_all"], params={"export_id": configs["B orders"]}
     )
     assert_problem(response, 404, "Not found")
+
+
+def test_pause_and_resume_one_schedule(
+    client: Client, world: World, configs: dict[str, str]
+) -> None:
+    key = world.keys["a_all"]
+    sheet = f"/v1/exports/{configs['API sheet']}"
+    paused = client.request("POST", f"{sheet}/pause", key=key)
+    assert paused.status_code == 200, paused.text
+    ExportDetail.model_validate(paused.json())
+    assert paused.json()["schedule"]["paused"] is True
+    assert client.get(sheet, key=key).json()["schedule"]["paused"] is True
+    # Idempotent.
+    assert client.request("POST", f"{sheet}/pause", key=key).json()["schedule"]["paused"]
+    resumed = client.request("POST", f"{sheet}/resume", key=key)
+    assert resumed.status_code == 200 and resumed.json()["schedule"]["paused"] is False
+    assert client.get(sheet, key=key).json()["schedule"]["paused"] is False
+    # Nothing to pause without a schedule.
+    body = assert_problem(
+        client.request("POST", f"/v1/exports/{configs['API bundle']}/pause", key=key),
+        409,
+        "Conflict",
+    )
+    assert "no schedule" in body["detail"]
+    # Scope exports, the same 404 for what the key may not see, no body.
+    for action in ("pause", "resume"):
+        path = f"{sheet}/{action}"
+        assert_problem(client.request("POST", path, key=world.keys["a_read"]), 403,
+                       "Insufficient scope")  # fmt: skip
+        hidden = client.request("POST", f"/v1/exports/{configs['B orders']}/{action}", key=key)
+        assert_problem(hidden, 404, "Not found")
+        refused = client.request("POST", path, key=key, json={"paused": True})
+        assert_problem(refused, 400, "Invalid request")
+
+
+def test_a_paused_export_still_runs_by_hand(
+    client: Client, world: World, configs: dict[str, str]
+) -> None:
+    key = world.keys["a_all"]
+    ids = apply_yaml(world, "a", {"exports": [
+        {"name": "API paused", "entity_type": "orders", "format": "csv", "stores": ["st_a1"],
+         "schedule": {"cron": "0 6 * * *"}}]})  # fmt: skip
+    path = f"/v1/exports/{ids['API paused']}"
+    assert client.request("POST", f"{path}/pause", key=key).status_code == 200
+    response = client.request("POST", f"{path}/run", key=key)
+    assert response.status_code == 202, response.text
+
+
+def test_a_jobs_manifest_describes_its_file(
+    client: Client, world: World, configs: dict[str, str]
+) -> None:
+    key = world.keys["a_all"]
+    ids = apply_yaml(world, "a", {"exports": [
+        {"name": "API jsonl", "entity_type": "orders", "format": "jsonl", "stores": ["st_a1"],
+         "columns": ["id", "total_price"]}]})  # fmt: skip
+    job_id = client.request("POST", f"/v1/exports/{ids['API jsonl']}/run", key=key).json()["job_id"]
+    early = client.get(f"/v1/export-jobs/{job_id}/manifest", key=key)
+    assert "file_name" in assert_problem(early, 409, "Conflict")["detail"]
+    execute_job(world.settings, world.registry, job_id, "run-in-test")
+    manifest = client.get(f"/v1/export-jobs/{job_id}/manifest", key=key)
+    assert manifest.status_code == 200, manifest.text
+    body = manifest.json()
+    download = client.get(f"/v1/export-jobs/{job_id}/download", key=key)
+    assert download.headers["content-type"].startswith("application/jsonl")
+    assert body["file"]["sha256"] == hashlib.sha256(download.content).hexdigest()
+    assert body["file"]["bytes"] == len(download.content)
+    assert body["row_count"] == len(download.content.splitlines()) == 7
+    assert body["rows"] == "all" and body["job_id"] == job_id
+    assert body["stores"][0]["store_id"] == "st_a1" and body["stores"][0]["snapshot"] >= 0
+    assert body["parts"][0]["dataset"] == "orders" and body["parts"][0]["rows"] == 7
+    assert [c["name"] for c in body["parts"][0]["columns"]] == ["id", "total_price"]
+    hidden = client.get(f"/v1/export-jobs/{job_id}/manifest", key=world.keys["b_all"])
+    assert_problem(hidden, 404, "Not found")
+
+
+def test_reset_starts_a_changed_rows_export_over(
+    client: Client, world: World, configs: dict[str, str]
+) -> None:
+    key = world.keys["a_all"]
+    ids = apply_yaml(world, "a", {"exports": [
+        {"name": "API changes", "entity_type": "orders", "format": "csv", "stores": ["st_a1"],
+         "rows": "changed"}]})  # fmt: skip
+    path = f"/v1/exports/{ids['API changes']}"
+    shown = client.get(path, key=key).json()
+    assert shown["rows"] == "changed" and shown["parts"][0]["columns"][0]["field"] == "id"
+    reset = client.request("POST", f"{path}/reset", key=key)
+    assert reset.status_code == 200 and reset.json()["rows"] == "changed"
+    every = client.request("POST", f"/v1/exports/{configs['API bundle']}/reset", key=key)
+    assert "rows: all" in assert_problem(every, 409, "Conflict")["detail"]
+    assert_problem(client.request("POST", f"{path}/reset", key=world.keys["a_read"]), 403,
+                   "Insufficient scope")  # fmt: skip
+    # Refused while a job of it waits: that run would record its end as the new start.
+    assert client.request("POST", f"{path}/run", key=key).status_code == 202
+    busy = client.request("POST", f"{path}/reset", key=key)
+    assert "queued or running" in assert_problem(busy, 409, "Conflict")["detail"]

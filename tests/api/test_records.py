@@ -158,12 +158,12 @@ def test_bad_time_bounds_are_400(client: Client, world: World, name: str, value:
     ("params", "expected"),
     [
         ({"financial_status": "refunded"}, [3]),
-        ({"financial_status": "Refunded"}, []),  # case-sensitive
         ({"financial_status": "refunded,pending"}, [3, 7]),  # comma: OR
         ({"financial_status": ["refunded", "pending"]}, [3, 7]),  # repeated: OR
         ({"financial_status": "paid", "line_item_count": "3"}, [6]),  # AND
         ({"fulfillment_status": "null"}, [5]),  # bare null: missing value
-        ({"fulfillment_status": '"null"'}, []),  # quoted: the string
+        ({"customer_name": '"null"'}, []),  # quoted: the string
+        ({"financial_status": "authorized,voided"}, []),  # platform values, none present
         ({"customer_name": "null,Customer 1"}, [1, 6]),
         ({"tags": '"vip,b2b"'}, [5]),  # quoted comma
         ({"tags": "vip,b2b"}, []),  # two values, neither matches
@@ -185,6 +185,39 @@ def test_equality_filters(
 ) -> None:
     records = get_all(client, world.keys["a_one"], "orders", **params)
     assert ids(records) == [f"ord_st_a1_{n:02d}" for n in expected]
+
+
+@pytest.mark.parametrize(
+    ("records", "name", "value"),
+    [
+        ("orders", "financial_status", "payed"),
+        ("orders", "financial_status", "paid,partialy_refunded"),
+        ("orders", "financial_status", "Refunded"),  # case-sensitive
+        ("orders", "fulfillment_status", '"null"'),  # quoted: the string, not a status
+        ("customers", "state", "active"),
+        ("products", "status", "published"),
+        ("draft_orders", "status", "sent"),
+    ],
+)
+def test_values_outside_a_fields_enumeration_are_400_naming_the_allowed_ones(
+    client: Client, world: World, records: str, name: str, value: str
+) -> None:
+    response = client.get(f"/v1/{records}", key=world.keys["a_all"], params={name: value})
+    body = assert_problem(response, 400, "Invalid request")
+    assert field_errors(body) == [name]
+    (error,) = body["errors"]
+    found = dataset(records)
+    assert found is not None
+    allowed = next(f for f in found.fields if f.name == name).values
+    assert allowed and all(v in error["message"] for v in allowed), error
+
+
+def test_the_financial_status_enumeration_is_the_platforms() -> None:
+    orders = dataset("orders")
+    assert orders is not None
+    field = next(f for f in orders.fields if f.name == "financial_status")
+    assert field.values == ("pending", "authorized", "partially_paid", "paid",
+                            "partially_refunded", "refunded", "voided", "expired")  # fmt: skip
 
 
 def test_boolean_and_number_filters_on_customers(client: Client, world: World) -> None:

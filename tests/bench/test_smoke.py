@@ -28,6 +28,7 @@ EXPECTED = {
     "exports": [
         "exports.trivial_run_seconds", "exports.csv_all_orders_seconds",
         "exports.xlsx_all_orders_seconds", "exports.small_100_rows_seconds",
+        "exports.parquet_all_orders_seconds", "exports.changed_rows_1pct_seconds",
     ],
 }  # fmt: skip
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -214,3 +215,68 @@ def test_dry_run_counts_and_shows_the_first_rows(export_world: World, tmp_path: 
     (part,) = preview["parts"]
     assert part["rows"] == len(expected) and part["titles"] == ["Order", "Store ID"]
     assert part["first"] == [[expected[0]["order_name"], expected[0]["store_id"]]]
+
+
+def test_pause_resume_and_delete_with_jobs(
+    quarry_env: Settings, account: str, tmp_path: Path
+) -> None:
+    from exports.jobs.lifecycle import COMPLETED, create_job, finish
+    from registry.models import ExportConfig
+
+    path = tmp_path / "exports.yaml"
+    scheduled = {**_s3_export({"env": "X_SECRET"}), "schedule": {"cron": "*/5 * * * *"}}
+    path.write_text(yaml.safe_dump({"exports": [scheduled]}))
+    ((config_id,),) = [
+        (c["id"],) for c in json.loads(
+            invoke("exports", "apply", "-f", str(path), "--account", account, "--json").stdout)
+    ]  # fmt: skip
+    paused = invoke("exports", "pause", config_id)
+    assert paused.exit_code == 0 and "paused" in paused.stdout, paused.output
+    assert json.loads(invoke("exports", "show", config_id, "--json").stdout)["schedule"]["paused"]
+    # Applying the file again leaves the pause alone: it is an operator's, not the file's.
+    assert invoke("exports", "apply", "-f", str(path), "--account", account).exit_code == 0
+    shown = json.loads(invoke("exports", "show", config_id, "--json").stdout)
+    assert shown["schedule"]["paused"] is True
+    resumed = invoke("exports", "resume", config_id, "--json")
+    assert json.loads(resumed.stdout) == {"id": config_id, "name": "To S3", "paused": False}
+
+    registry = Registry(quarry_env)
+    try:
+        with registry.session() as session:
+            config = session.get(ExportConfig, config_id)
+            assert config is not None
+            done, _ = create_job(session, config)
+            waiting, _ = create_job(session, config, idempotency_key="second")
+            done_id, waiting_id = done.id, waiting.id
+        with registry.session() as session:
+            finish(session, done_id, COMPLETED)
+        refused = invoke("exports", "delete", config_id, "--yes")
+        assert refused.exit_code == 1
+        assert waiting_id in refused.stderr and "queued or running" in refused.stderr
+        with registry.session() as session:
+            finish(session, waiting_id, COMPLETED)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no library warning on the screen
+            deleted = invoke("exports", "delete", config_id, "--yes", "--json")
+        assert deleted.exit_code == 0, (deleted.output, deleted.exception)
+        assert sorted(json.loads(deleted.stdout)["jobs_removed"]) == sorted([done_id, waiting_id])
+        assert "Warning" not in deleted.output
+    finally:
+        registry.dispose()
+
+
+def test_reset_a_changed_rows_export(account: str, tmp_path: Path) -> None:
+    path = tmp_path / "exports.yaml"
+    changes = {**_s3_export({"env": "X_SECRET"}), "name": "Changes", "rows": "changed"}
+    path.write_text(yaml.safe_dump({"exports": [changes, _s3_export({"env": "X_SECRET"})]}))
+    applied = json.loads(
+        invoke("exports", "apply", "-f", str(path), "--account", account, "--json").stdout
+    )
+    ids = {c["name"]: c["id"] for c in applied}
+    reset = invoke("exports", "reset", ids["Changes"], "--json")
+    assert reset.exit_code == 0, reset.output
+    assert json.loads(reset.stdout) == {"id": ids["Changes"], "name": "Changes", "stores_reset": 0}
+    refused = invoke("exports", "reset", ids["To S3"])
+    assert refused.exit_code == 1 and "rows: all" in refused.stderr
+    dumped = yaml.safe_load(invoke("exports", "dump", "--account", account).stdout)
+    assert next(e for e in dumped["exports"] if e["name"] == "Changes")["rows"] == "changed"

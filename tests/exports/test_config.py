@@ -39,7 +39,7 @@ def problems(world: World, tmp_path: Path, *entries: Any) -> list[dict[str, str]
     ("bad", "key", "fragment"),
     [
         ({"entity_type": "invoices"}, "exports[0].entity_type", "must be one of"),
-        ({"format": "pdf"}, "exports[0].format", "csv, xlsx, zip"),
+        ({"format": "pdf"}, "exports[0].format", "csv, xlsx, zip, parquet, jsonl"),
         ({"colums": ["id"]}, "exports[0].colums", "unknown key"),
         ({"columns": ["id", "nope"]}, "exports[0].columns[1]", "'nope' is not a field"),
         ({"columns": ["order_count"]}, "exports[0].columns[0]", "aggregate-only"),
@@ -47,6 +47,12 @@ def problems(world: World, tmp_path: Path, *entries: Any) -> list[dict[str, str]
         ({"filters": {"colour": "red"}}, "exports[0].filters.colour", "no field 'colour'"),
         ({"filters": {"total_price": "cheap"}}, "exports[0].filters.total_price", "not a number"),
         ({"filters": {"page": 2}}, "exports[0].filters.page", "is not a filter"),
+        ({"filters": {"financial_status": ["paid", "partialy_refunded"]}},
+         "exports[0].filters.financial_status",
+         "'partialy_refunded' is not a value of financial_status; allowed: pending, authorized, "
+         "partially_paid, paid, partially_refunded, refunded, voided, expired"),
+        ({"format": "parquet", "filters": {"fulfillment_status": "shipped"}},
+         "exports[0].filters.fulfillment_status", "allowed: fulfilled, partial, restocked"),
         ({"filters": {"created_at_min": "soon"}}, "exports[0].filters.created_at_min", "ISO"),
         ({"stores": ["st_b1"]}, "exports[0].stores[0]", "not a store of the account"),
         ({"format_options": {"delimiter": "x"}}, "exports[0].format_options.delimiter", "one of"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import email
 import email.policy
+import hashlib
 import json
 import re
 import secrets
@@ -231,8 +232,13 @@ def test_google_drive_file(delivering: Stack, google: GoogleServer) -> None:
     })  # fmt: skip
     job, downloaded = run_and_download(delivering, document)
     files = list(google.state.files.values())  # type: ignore[attr-defined]
-    assert [(f.name, f.parents) for f in files] == [(job["file_name"], [WRITABLE_FOLDER])]
+    # The file, then its manifest beside it (docs/exports.md, "Manifests").
+    assert [(f.name, f.parents) for f in files] == [
+        (job["file_name"], [WRITABLE_FOLDER]),
+        (f"{job['file_name']}.manifest.json", [WRITABLE_FOLDER]),
+    ]
     assert files[0].content == downloaded
+    assert json.loads(files[1].content)["file"]["sha256"] == hashlib.sha256(downloaded).hexdigest()
 
 
 def test_google_sheets_is_refused_by_the_api(delivering: Stack) -> None:
@@ -250,3 +256,65 @@ def test_google_sheets_is_refused_by_the_api(delivering: Stack) -> None:
     response = delivering.request("POST", f"/v1/exports/{config_id}/run")
     assert response.status_code == 422, response.text
     assert "live sheet sync" in response.text and "only on its schedule" in response.text
+
+
+def run_bulk(stack: Stack, document: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+    """Run an already applied configuration through the API; (the job, its bytes)."""
+    job = stack.finished(stack.run(document["name"]))
+    assert job["status"] == "completed", job
+    response = stack.download(job["job_id"])
+    assert response.status_code == 200, response.text
+    return job, response.content
+
+
+def test_s3_parquet_object_with_its_media_type(delivering: Stack, s3_server: S3Server) -> None:
+    document = export("E2E s3 parquet", delivering, {
+        "kind": "s3",
+        "settings": {
+            "bucket": S3_BUCKET, "prefix": S3_PREFIX, "endpoint_url": s3_server.endpoint_url,
+            "addressing_style": "path",
+        },
+        "credentials": {
+            "access_key_id": {"env": "E2E_S3_ACCESS_KEY_ID"},
+            "secret_access_key": {"env": "E2E_S3_SECRET_ACCESS_KEY"},
+        },
+    }) | {"format": "parquet"}  # fmt: skip
+    apply(delivering, {"exports": [document]})
+    job, downloaded = run_bulk(delivering, document)
+    assert downloaded[:4] == b"PAR1" and job["file_name"].endswith(".parquet")
+    client = s3_server.admin_client()
+    stored = client.get_object(Bucket=S3_BUCKET, Key=f"{S3_PREFIX}/{job['file_name']}")  # type: ignore[attr-defined]
+    assert stored["Body"].read() == downloaded
+    assert stored["ContentType"] == "application/vnd.apache.parquet"
+    # The manifest is delivered beside the file.
+    beside = client.get_object(  # type: ignore[attr-defined]
+        Bucket=S3_BUCKET, Key=f"{S3_PREFIX}/{job['file_name']}.manifest.json"
+    )
+    manifest = json.loads(beside["Body"].read())
+    assert manifest["file"]["sha256"] == hashlib.sha256(downloaded).hexdigest()
+
+
+def test_sftp_changed_rows_in_json_lines(delivering: Stack, sshd: SshServer) -> None:
+    document = export("E2E sftp changes", delivering, {
+        "kind": "sftp",
+        "settings": {
+            "host": "127.0.0.1", "port": sshd.port, "folder": str(sshd.uploads),
+            "host_key": sshd.host_key,
+        },
+        "credentials": {"username": SFTP_USER, "password": {"env": "E2E_SFTP_PASSWORD"}},
+    }) | {"format": "jsonl", "rows": "changed"}  # fmt: skip
+    apply(delivering, {"exports": [document]})
+    first, downloaded = run_bulk(delivering, document)
+    assert (sshd.uploads / first["file_name"]).read_bytes() == downloaded
+    records = [json.loads(line) for line in downloaded.splitlines()]
+    assert records and {r["_change"] for r in records} == {"insert"}
+    assert all(isinstance(r["total_price"], str) for r in records)
+    # No sync in between: the next delivery is an empty file, and its manifest says so.
+    second, downloaded = run_bulk(delivering, document)
+    assert downloaded == b"" and (sshd.uploads / second["file_name"]).read_bytes() == b""
+    manifest = delivering.request("GET", f"/v1/export-jobs/{second['job_id']}/manifest").json()
+    beside = sshd.uploads / f"{second['file_name']}.manifest.json"
+    assert json.loads(beside.read_text()) == manifest
+    assert manifest["row_count"] == 0 and manifest["rows"] == "changed"
+    assert manifest["stores"][0]["since"] == manifest["stores"][0]["snapshot"]
+    assert manifest["parts"][0]["changes"] == {"insert": 0, "update": 0, "delete": 0}

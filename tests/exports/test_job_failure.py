@@ -8,13 +8,15 @@ from datetime import timedelta
 
 import pytest
 from dagster import DagsterInstance
+from sqlalchemy import delete
 
 from destinations.alerts import ALERT_RETRY
 from exports.jobs.execute import ExportFailed, execute_job
-from exports.jobs.failure import fail_job
+from exports.jobs.failure import fail_job, report_job_success
+from exports.jobs.lifecycle import COMPLETED, finish
 from pipelines.exports.reaper import reap
 from quarry.settings import Settings
-from registry.models import ExportJob, utcnow
+from registry.models import AlertState, ExportJob, utcnow
 from tests.api.world import World
 from tests.destinations.servers import AlertChannels
 from tests.exports.conftest import apply_yaml, new_job
@@ -45,8 +47,16 @@ def config_id(export_world: World) -> str:
 
 @pytest.fixture
 def alerting(export_world: World, alert_channels: AlertChannels) -> Settings:
+    # Each test starts with no failure series open (destinations.alert_groups).
+    with export_world.registry.session() as session:
+        session.execute(delete(AlertState))
     return export_world.settings.model_copy(
-        update={**alert_channels.settings, "role_id": "orchestrator-1"}
+        update={
+            **alert_channels.settings,
+            "role_id": "orchestrator-1",
+            "public_url": "https://quarry.example.com/",
+            "dagster_url": "https://dagster.example.com",
+        }
     )
 
 
@@ -78,6 +88,9 @@ def test_a_failed_export_job_alerts_once(
     assert f"Reason: {failed.value.reason}" in lines
     assert any(line.startswith("When: ") and line.endswith(" UTC") for line in lines)
     assert any(line.startswith("Host: ") for line in lines)
+    # Links to the job in the API and to its run in the Dagster UI.
+    assert f"Job: https://quarry.example.com/v1/export-jobs/{job_id}" in lines
+    assert f"Dagster run: https://dagster.example.com/runs/run-{job_id}" in lines
 
     # The reaper, or a second writer, finds the job ended: nothing is recorded or sent again.
     assert fail_job(alerting, export_world.registry, job_id, "too late") is None
@@ -131,3 +144,40 @@ def test_a_webhook_answering_500_and_smtp_down_do_not_hide_the_failure(
         job = session.get(ExportJob, job_id)
         assert job is not None and job.status == "failed" and job.error == failed.value.reason
     assert len(alert_channels.webhook.posts) == ALERT_RETRY.attempts
+
+
+def test_repeated_failures_alert_once_then_remind_with_a_count_then_recover(
+    export_world: World, config_id: str, alerting: Settings, alert_channels: AlertChannels
+) -> None:
+    registry = export_world.registry
+    start = utcnow()
+    failures = [new_job(export_world, config_id) for _ in range(4)]
+    # Every 5 minutes against a dead server: one alert, nothing for the next two.
+    for n, job_id in enumerate(failures[:3]):
+        fail_job(alerting, registry, job_id, "sftp: connection refused",
+                 now=start + timedelta(minutes=5 * n))  # fmt: skip
+    assert len(alert_channels.webhook.posts) == 1
+    # QUARRY_ALERT_REPEAT_MINUTES (60) after the first alert: a reminder with the count.
+    fail_job(alerting, registry, failures[3], "sftp: connection refused",
+             now=start + timedelta(minutes=61))  # fmt: skip
+    first, reminder = alert_channels.webhook.posts
+    assert first["text"].startswith(f"Quarry: export {NAME} job {failures[0]} failed.")
+    lines = reminder["text"].splitlines()
+    assert lines[0] == f"Quarry: export {NAME} job {failures[3]} still failing (4 failures)."
+    assert any(line.startswith("Failures: 4 since ") for line in lines)
+    assert f"Job: https://quarry.example.com/v1/export-jobs/{failures[3]}" in lines
+    # It succeeds again: one "recovered" alert, then nothing more for further successes.
+    succeeded = [new_job(export_world, config_id) for _ in range(2)]
+    for done in succeeded:
+        with registry.session() as session:
+            finish(session, done, COMPLETED)
+        report_job_success(alerting, registry, done)
+    assert len(alert_channels.webhook.posts) == 3
+    recovered = alert_channels.webhook.posts[2]["text"].splitlines()
+    assert recovered[0] == f"Quarry: export {NAME} job {succeeded[0]} recovered."
+    assert any(line.startswith("Failed: 4 time(s) since ") for line in recovered)
+    assert "Last reason: sftp: connection refused" in recovered
+    # A new failure after the recovery opens a new series: alerted at once.
+    fail_job(alerting, registry, new_job(export_world, config_id), "sftp: connection refused")
+    assert len(alert_channels.webhook.posts) == 4
+    assert [m["Subject"].strip() for m in alert_channels.emails()][-1].endswith(" failed")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from dagster import DagsterInstance, build_sensor_context
 
-from pipelines.fleet.store_sensors import sync_failure_alerts
+from pipelines.fleet.store_sensors import sync_failure_alerts, sync_recovery_alerts
 from pipelines.resources import QuarryResource
 from pipelines.runner import sync_stores
 from platforms.base import Connector
@@ -71,3 +71,30 @@ def test_a_failed_sync_alerts_once_and_only_when_configured(
     # The next tick has nothing new: the cursor moved past the failure.
     tick(instance, cursor)
     assert len(alert_channels.emails()) == 1 and len(alert_channels.webhook.posts) == 1
+
+    # The same store failing again within QUARRY_ALERT_REPEAT_MINUTES: grouped, not sent.
+    [again] = sync_stores(settings, registry, [store_id], resources={"quarry": PlatformDown()})
+    assert not again.success
+    cursor = tick(instance, cursor)
+    assert len(alert_channels.webhook.posts) == 1
+
+    # It syncs again: one "recovered" alert, with the failures it ends and the run's link.
+    recovery_cursor = recovery_tick(instance, None)
+    [synced] = sync_stores(settings, registry, [store_id])
+    assert synced.success
+    recovery_cursor = recovery_tick(instance, recovery_cursor)
+    assert len(alert_channels.webhook.posts) == 2
+    lines = alert_channels.webhook.posts[1]["text"].splitlines()
+    assert lines[0] == f"Quarry: sync of store {store.name} ({store_id}) recovered."
+    assert f"Account: {account.name} ({account.id})" in lines
+    assert any(line.startswith("Failed: 2 time(s) since ") for line in lines), lines
+    assert any(line.startswith("Dagster run: http") and "/runs/" in line for line in lines)
+    recovery_tick(instance, recovery_cursor)
+    assert len(alert_channels.webhook.posts) == 2
+
+
+def recovery_tick(instance: DagsterInstance, cursor: str | None) -> str | None:
+    with build_sensor_context(
+        instance=instance, cursor=cursor, resources={"quarry": QuarryResource()}
+    ) as context:
+        return sync_recovery_alerts.evaluate_tick(context).cursor

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from dagster import DagsterInstance, SensorResult, build_sensor_context
 from sqlalchemy import select
 
+from exports.configs.saved import set_schedule_paused
 from exports.jobs.lifecycle import create_job
 from pipelines.definitions import defs
 from pipelines.exports.runs import CONFIG_TAG, JOB_TAG, latest_run, run_tags
@@ -89,7 +91,10 @@ def test_scheduled_exports_request_one_run_per_configuration_and_tick(
         scheduled = {
             c.id: c.name
             for c in session.scalars(
-                select(ExportConfig).where(ExportConfig.schedule_cron.is_not(None))
+                select(ExportConfig).where(
+                    ExportConfig.schedule_cron.is_not(None),
+                    ExportConfig.schedule_paused.is_(False),
+                )
             )
         }
     first, second = results
@@ -98,3 +103,63 @@ def test_scheduled_exports_request_one_run_per_configuration_and_tick(
         (r.run_key, r.tags[JOB_TAG]) for r in second
     ]
     assert all(r.tags[CONFIG_TAG] == scheduled[r.run_key.split(":")[0]] for r in first)  # type: ignore[union-attr]
+
+
+def test_a_paused_schedule_is_skipped_and_named_in_the_tick_log(
+    instance: DagsterInstance,
+    registry: Registry,
+    demo_account: str,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    with registry.session() as session:
+        paused = session.scalars(
+            select(ExportConfig).where(
+                ExportConfig.account_id == demo_account,
+                ExportConfig.name == "Paid orders, daily (CSV)",
+            )
+        ).first()
+        assert paused is not None
+        paused_id, paused_name = paused.id, paused.name
+        set_schedule_paused(session, paused_id, True)
+    try:
+        cursor = (utcnow() - timedelta(days=1, hours=1)).isoformat()
+        with build_sensor_context(
+            instance=instance, cursor=cursor, resources={"quarry": QuarryResource()}
+        ) as context:
+            result = scheduled_exports(context)
+        assert isinstance(result, SensorResult)
+        requested = {r.run_key.split(":")[0] for r in result.run_requests or []}  # type: ignore[union-attr]
+        assert paused_id not in requested
+        # The sensor's log (context.log), what the tick's log in the Dagster UI shows.
+        logged = capfd.readouterr().err
+        assert "paused (not run on schedule): Live orders sheet, Paid orders, daily (CSV)" in logged
+        assert f"{paused_name} at " in logged.split("skipped paused ticks: ")[1]
+    finally:
+        with registry.session() as session:
+            set_schedule_paused(session, paused_id, False)
+    # A paused export still runs by hand.
+    with registry.session() as session:
+        set_schedule_paused(session, paused_id, True)
+    try:
+        job_id = queue(registry, demo_account, paused_name)
+        execute(instance, job_id, paused_name)
+        with registry.session() as session:
+            job = session.get(ExportJob, job_id)
+            assert job is not None and job.status in ("completed", "failed")
+            assert "not waiting" not in (job.error or "")
+    finally:
+        with registry.session() as session:
+            set_schedule_paused(session, paused_id, False)
+
+
+def test_the_demo_live_sheet_starts_paused(registry: Registry, demo_account: str) -> None:
+    # It cannot succeed without a Google credential: a stock demo must not alert hourly.
+    with registry.session() as session:
+        by_name = {
+            c.name: c
+            for c in session.scalars(
+                select(ExportConfig).where(ExportConfig.account_id == demo_account)
+            )
+        }
+        assert by_name["Live orders sheet"].schedule_paused is True
+        assert by_name["Paid orders, daily (CSV)"].schedule_paused is False

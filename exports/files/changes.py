@@ -1,0 +1,136 @@
+"""The rows of a record part that changed between two snapshots of each store, as SQL.
+
+For a store with a start snapshot, the keys DuckLake's change feed names between the start
+and the end (`lake.table_changes`, bounds inclusive; starting at the start snapshot itself
+keeps working when snapshots in between have expired) are looked up at both ends by time
+travel, each side through the configuration's filters:
+
+- present only at the end: `insert`; only at the start: `delete` (with its values at the
+  start, so the row says what went); at both with different exported values: `update`;
+  at both and equal: nothing.
+
+The feed's own change_type is not used: Quarry's writers delete and re-insert, a rewrite of
+data files reports unchanged rows as update pairs, and once snapshots in between expire a
+delete can be reported after the insert that replaced it; comparing the two ends is exact
+whatever the feed says. A row that leaves the filters is a delete, one that enters them an
+insert. A store without a start (a first run, a reset, a start past its retention) gives
+every row that passes the filters, as `insert`.
+
+Every row carries `_change` and `_snapshot` (the store's snapshot the run read: the end).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+from exports.files.csv_copy import CopySource
+from warehouse.lake import LAKE
+from warehouse.record_filters import Condition
+from warehouse.tables import qualified, quote_literal, store_literal
+
+CHANGE_COLUMN = "_change"
+SNAPSHOT_COLUMN = "_snapshot"
+KINDS = ("insert", "update", "delete")
+
+
+@dataclass(frozen=True)
+class StoreRange:
+    """What one store's rows are read between: `start` None means from the beginning."""
+
+    start: int | None
+    end: int
+
+
+def _filtered(conditions: Sequence[Condition]) -> tuple[str, list[Any]]:
+    sql = "".join(f" AND {c.sql}" for c in conditions)
+    return sql, [v for c in conditions for v in c.params]
+
+
+def changes_source(
+    table: str,
+    columns: Sequence[str],
+    conditions: Sequence[Condition],
+    ranges: Mapping[str, StoreRange],
+) -> CopySource:
+    """The changed rows of `table` (its `columns`, SQL expressions over it, then `_change`
+    and `_snapshot`) for each store of `ranges`, in the record endpoints' order."""
+    name = qualified(table)
+    picked = ", ".join(f'{expr} AS "c{i}"' for i, expr in enumerate(columns))
+    outputs = [f'"c{i}"' for i in range(len(columns))]
+    where, where_params = _filtered(conditions)
+    ctes: list[str] = []
+    params: list[Any] = []
+    selects: list[str] = []
+    for n, (store, span) in enumerate(sorted(ranges.items())):
+        store_sql = f'"store_id" = {store_literal(store)}'
+
+        def side(version: int, keys: str | None, store_sql: str = store_sql) -> str:
+            within = f' AND "id" IN (SELECT "id" FROM {keys})' if keys else ""
+            return (
+                f'SELECT "id" AS "__key", "created_at" AS "__created", {picked} '
+                f"FROM {name} AT (VERSION => {int(version)}) WHERE {store_sql}{within}{where}"
+            )
+
+        end = int(span.end)
+        if span.start is None:
+            ctes.append(f"full{n} AS ({side(end, None)})")
+            params += where_params
+            selects.append(
+                f'SELECT "__created", "__key", {", ".join(outputs)}, '
+                f'\'insert\' AS "{CHANGE_COLUMN}", {end}::BIGINT AS "{SNAPSHOT_COLUMN}" '
+                f"FROM full{n}"
+            )
+            continue
+        if span.start >= end:
+            continue  # nothing can have changed
+        feed = f"{LAKE}.table_changes({quote_literal(table)}, {int(span.start)}, {end})"
+        ctes.append(f'keys{n} AS (SELECT DISTINCT "id" FROM {feed} WHERE {store_sql})')
+        ctes.append(f"start{n} AS ({side(span.start, f'keys{n}')})")
+        params += where_params
+        ctes.append(f"end{n} AS ({side(end, f'keys{n}')})")
+        params += where_params
+        differs = " OR ".join(f's."c{i}" IS DISTINCT FROM e."c{i}"' for i in range(len(columns)))
+        kept = ", ".join(f'e."c{i}"' for i in range(len(columns)))
+        gone = ", ".join(f's."c{i}"' for i in range(len(columns)))
+        selects.append(
+            f'SELECT e."__created", e."__key", {kept}, '
+            f"CASE WHEN s.\"__key\" IS NULL THEN 'insert' ELSE 'update' END "
+            f'AS "{CHANGE_COLUMN}", '
+            f'{end}::BIGINT AS "{SNAPSHOT_COLUMN}" '
+            f'FROM end{n} AS e LEFT JOIN start{n} AS s ON s."__key" = e."__key" '
+            f'WHERE s."__key" IS NULL OR {differs or "false"}'
+        )
+        selects.append(
+            f'SELECT s."__created", s."__key", {gone}, '
+            f'\'delete\' AS "{CHANGE_COLUMN}", {end}::BIGINT AS "{SNAPSHOT_COLUMN}" '
+            f'FROM start{n} AS s ANTI JOIN end{n} AS e ON s."__key" = e."__key"'
+        )
+    if not selects:
+        body = (
+            f'SELECT "created_at" AS "__created", "id" AS "__key", {picked}, '
+            f'\'insert\' AS "{CHANGE_COLUMN}", 0::BIGINT AS "{SNAPSHOT_COLUMN}" '
+            f"FROM {name} WHERE false"
+        )
+        params = []
+    else:
+        body = (f"WITH {', '.join(ctes)} " if ctes else "") + " UNION ALL ".join(selects)
+    return CopySource(
+        columns=[*outputs, f'"{CHANGE_COLUMN}"', f'"{SNAPSHOT_COLUMN}"'],
+        from_where=f"FROM ({body}) AS changes",
+        order_by='"__created", "__key"',
+        params=params,
+    )
+
+
+def change_counts(cursor: duckdb.DuckDBPyConnection, source: CopySource) -> dict[str, int]:
+    """How many rows of each kind of change `source` holds (every kind named)."""
+    rows = cursor.execute(
+        f'SELECT "{CHANGE_COLUMN}", count(*) {source.from_where} GROUP BY 1', list(source.params)
+    ).fetchall()
+    counts = dict.fromkeys(KINDS, 0)
+    counts.update({str(kind): int(count) for kind, count in rows})
+    return counts
