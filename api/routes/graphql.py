@@ -36,12 +36,23 @@ INVALID_KEY = "[API] Invalid API key or access token (unrecognized login or wron
 SCOPE = "read_data"
 
 
+TWICE = "[API] Send the access token once: one X-Shopify-Access-Token or Authorization header"
+
+
 def _secret(request: Request) -> str | None:
-    token = request.headers.get("x-shopify-access-token")
-    if token:
-        return token
-    scheme, _, value = request.headers.get("authorization", "").partition(" ")
-    return value.strip() or None if scheme.lower() == "bearer" else None
+    """The key the request presents; Unauthorized(TWICE) when it presents more than one,
+    since which one counts would depend on the parser (as /v1 refuses two Authorization
+    headers)."""
+    tokens = request.headers.getlist("x-shopify-access-token")
+    authorizations = request.headers.getlist("authorization")
+    bearers = []
+    for authorization in authorizations:
+        scheme, _, value = authorization.partition(" ")
+        if scheme.lower() == "bearer" and value.strip():
+            bearers.append(value.strip())
+    if len(tokens) > 1 or len(authorizations) > 1 or (tokens and bearers):
+        raise Unauthorized(TWICE)
+    return (tokens or bearers or [None])[0] or None
 
 
 def _denied(message: str) -> JSONResponse:
@@ -119,7 +130,10 @@ async def admin_graphql(
     `shopifyqlQuery` and `currentAppInstallation` exist (docs/query-language.md)."""
     if not VERSION.match(version):
         return JSONResponse({"errors": "Not Found"}, status_code=404)
-    secret = _secret(request)
+    try:
+        secret = _secret(request)
+    except Unauthorized:
+        return JSONResponse({"errors": TWICE}, status_code=401)
     try:
         if secret is None:
             raise Unauthorized("no key")
