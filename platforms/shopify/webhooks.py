@@ -146,9 +146,7 @@ class RedisMemory:
             now = self._clock()
             if self._warned_at is None or now - self._warned_at > 60:
                 self._warned_at = now
-                log.warning(
-                    "webhook delivery ids kept in this process, Redis unavailable: %s", exc
-                )
+                log.warning("webhook delivery ids kept in this process, Redis unavailable: %s", exc)
             return self._fallback.first(key, seconds)
 
     def close(self) -> None:
