@@ -127,8 +127,7 @@ def test_a_file_over_the_size_cap_is_one_error_line(account: str, tmp_path: Path
     result = invoke("exports", "apply", "-f", str(path), "--account", account, "--dry-run")
     assert result.exit_code == 1 and result.stdout == ""
     assert result.stderr.splitlines() == [
-        f"error: {path}: larger than 1,048,576 bytes; split the configurations into "
-        "several files"
+        f"error: {path}: larger than 1,048,576 bytes; split the configurations into several files"
     ]
     # At the cap exactly, the file is read: one configuration and a long comment.
     head = b"exports:\n  - {name: Orders, entity_type: orders, format: csv}\n#"
