@@ -52,7 +52,8 @@ def _secret(request: Request) -> str | None:
             bearers.append(value.strip())
     if len(tokens) > 1 or len(authorizations) > 1 or (tokens and bearers):
         raise Unauthorized(TWICE)
-    return (tokens or bearers or [None])[0] or None
+    presented = tokens or bearers
+    return presented[0] or None if presented else None
 
 
 def _denied(message: str) -> JSONResponse:
