@@ -18,7 +18,7 @@ from destinations.google_auth import (
     parse_service_account,
     service_account_secrets,
 )
-from destinations.guarded_http import guarded_transport
+from destinations.guarded_http import guarded_transport, proxied
 
 
 class GoogleDestination(BaseDestination):
@@ -49,8 +49,12 @@ class GoogleDestination(BaseDestination):
             self._client = httpx.Client(
                 timeout=float(settings["timeout_seconds"]),
                 follow_redirects=False,
-                # Connect to the addresses checked, never to a second resolution of the name.
-                transport=None if self.allow_private_hosts else guarded_transport(),
+                # Connect to the addresses checked, never to a second resolution of the
+                # name; through a proxy, the proxy resolves it (docs/destinations.md).
+                transport=None
+                if self.allow_private_hosts
+                or proxied(settings["api_base_url"], settings["token_uri"])
+                else guarded_transport(),
             )
         if self._tokens is None:
             self._tokens = TokenSource(

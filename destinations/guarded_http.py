@@ -15,8 +15,10 @@ the destination's name itself, so the guard belongs there (docs/destinations.md)
 from __future__ import annotations
 
 import socket
+import urllib.request
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 import botocore.awsrequest
 import httpcore
@@ -107,3 +109,17 @@ def guarded_transport() -> httpx.HTTPTransport:
         raise RuntimeError("httpx's transport has changed: the host guard cannot be installed")
     pool._network_backend = _GuardedBackend()
     return transport
+
+
+def proxied(*urls: str) -> bool:
+    """Whether the environment sends any of `urls` through a proxy (HTTPS_PROXY and the
+    like, less NO_PROXY), as httpx would: then httpx must keep its own transports, which
+    honour the proxy, and the proxy resolves the name."""
+    proxies = urllib.request.getproxies_environment()
+    for url in urls:
+        parts = urlsplit(url)
+        if (proxies.get(parts.scheme) or proxies.get("all")) and not (
+            urllib.request.proxy_bypass(parts.hostname or "")
+        ):
+            return True
+    return False

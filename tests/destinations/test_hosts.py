@@ -202,3 +202,19 @@ def test_a_name_rebound_after_the_check_is_not_connected_to(
     assert "rebind.test resolves to 127.0.0.1, a private" in failure.value.reason
     assert not failure.value.transient
     assert tripwire.connections == 0
+
+
+def test_through_a_proxy_the_google_client_keeps_the_proxy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An explicit httpx transport would drop HTTPS_PROXY: the guard steps aside for a
+    proxied address (the proxy resolves it) and for NO_PROXY hosts it applies."""
+    from destinations.guarded_http import proxied
+
+    for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    assert not proxied("https://www.googleapis.com", "https://oauth2.googleapis.com/token")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
+    assert proxied("https://www.googleapis.com")
+    monkeypatch.setenv("NO_PROXY", "googleapis.com")
+    assert not proxied("https://www.googleapis.com", "https://oauth2.googleapis.com/token")
