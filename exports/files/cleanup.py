@@ -22,7 +22,8 @@ from registry.models import ExportJob, utcnow
 # Why a job's file was removed, recorded on the job for its download's 404.
 RemovalReason = Literal["retention", "store_resynced", "store_removed"]
 REMOVAL_REASONS: dict[str, str] = {
-    "retention": "it was older than the retention period (`quarry exports cleanup`)",
+    "retention": "it was older than the retention period (QUARRY_EXPORT_RETENTION_DAYS or "
+    "`quarry exports cleanup`)",
     "store_resynced": "a store it holds was fully re-synced",
     "store_removed": "a store it holds was removed",
 }

@@ -184,7 +184,7 @@ def test_after_cleanup_the_download_says_the_file_was_too_old(
     assert job_id in remove_expired_files(world.settings, world.registry, 0)
     gone = client.get(f"/v1/export-jobs/{job_id}/download", key=key)
     detail = assert_problem(gone, 404, "Not found")["detail"]
-    assert "older than the retention period (`quarry exports cleanup`)" in detail
+    assert "older than the retention period (QUARRY_EXPORT_RETENTION_DAYS or" in detail
     assert "re-synced" not in detail
 
 
