@@ -28,7 +28,7 @@ NULL = object()  # the bare word `null`: a missing value, not the string "null"
 # exponents of more than 9 digits (Decimal refuses those past 18). One pattern for the
 # parser and for /openapi.json (filter_schema).
 NUMBER = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,9})?"
-_NUMBER = re.compile(f"^{NUMBER}$")
+_NUMBER = re.compile(NUMBER)
 _BOOLEAN = "[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]"  # what _equal_boolean's lower() reads
 # An item as split_items reads it: in double quotes ("" for one quote), or bare.
 _QUOTED = '"(?:[^"]|"")*"'
@@ -116,7 +116,7 @@ def _is_date(text: str) -> bool:
 def _number(text: str, parameter: str) -> Decimal:
     # The pattern first: Decimal also reads spaces, `1_000`, non-ASCII digits and NaN,
     # which /openapi.json does not promise (and nobody means).
-    if not _NUMBER.match(text):
+    if not _NUMBER.fullmatch(text):  # fullmatch: `$` would allow a final newline
         raise invalid(parameter, f"{text!r} is not a number")
     try:
         return Decimal(text)
