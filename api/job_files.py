@@ -11,6 +11,7 @@ from urllib.parse import quote
 
 from starlette.responses import FileResponse, Response, StreamingResponse
 
+from exports.files.cleanup import REMOVAL_REASONS
 from exports.files.formats import CONTENT_TYPES
 from exports.jobs.state import JobState
 from quarry.errors import Conflict, NotFound
@@ -51,9 +52,11 @@ def job_file_response(
     size = None if removed_at is not None else files.size(job.file_path)
     if size is None:
         when = f" on {removed_at:%Y-%m-%d}" if removed_at else ""
+        why = REMOVAL_REASONS.get(job.file_removed_reason or "")
+        if why is None:  # removed before reasons were recorded, or gone from the store
+            why = "retention, or a store it holds was re-synced or removed"
         raise NotFound(
-            f"the file of this job was removed{when} (its store re-synced or was removed); "
-            "run the export again for a new file"
+            f"the file of this job was removed{when} ({why}); run the export again for a new file"
         )
     headers = {"Content-Disposition": content_disposition(job.file_name)}
     local = files.local_path(job.file_path)

@@ -23,8 +23,9 @@ _DESCRIPTIONS = {
     500: "Internal error.",
     503: "Service unavailable: a required dependency cannot be reached.",
 }
-# What every authenticated /v1 route may answer besides its own.
-AUTHENTICATED = (400, 401, 403, 429, 500)
+# What every authenticated /v1 route may answer besides its own (503: the registry that
+# holds the keys cannot be reached).
+AUTHENTICATED = (400, 401, 403, 429, 500, 503)
 
 
 def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
@@ -88,7 +89,7 @@ def _headers(status: str) -> dict[str, Any]:
         ),
         "Cache-Control": _header("Always `no-store`.", "string"),
     }
-    if status == "429":
+    if status in ("429", "503"):
         headers["Retry-After"] = _header("Whole seconds to wait, at least 1.")
     if status == "401":
         headers["WWW-Authenticate"] = _header("`Bearer`.", "string")

@@ -11,11 +11,19 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
-from quarry.errors import InvalidRequest, QuarryError, RateLimited, Unauthorized
+from quarry.errors import (
+    InvalidRequest,
+    QuarryError,
+    RateLimited,
+    ServiceUnavailable,
+    Unauthorized,
+)
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 # Titles of statuses that Starlette raises itself (unknown path, wrong method).
@@ -26,6 +34,12 @@ INTERNAL_DETAIL = "The server could not answer this request; the error has been 
 # Server statuses whose detail we write ourselves and which hold no secrets: a dependency
 # being down (503) and a query past its time limit, which names the limit (504).
 _PUBLIC_SERVER_DETAILS = (503, 504)
+# Retry-After of a 503: a dependency coming back (a database failover, a restart) takes
+# seconds; a client asking again sooner only adds load.
+RETRY_AFTER_UNAVAILABLE = 10
+# What the registry's driver raises when its database cannot be reached or answered: a
+# refused or dropped connection, or no pooled connection free in time.
+REGISTRY_UNREACHABLE = (OperationalError, InterfaceError, PoolTimeout)
 
 logger = logging.getLogger("api.errors")
 
@@ -62,6 +76,8 @@ def problem_response(
     if error.status == 413:
         # The rest of an oversized body is not wanted: the server stops reading it.
         extra["Connection"] = "close"
+    if error.status == 503:
+        extra.setdefault("Retry-After", str(RETRY_AFTER_UNAVAILABLE))
     if isinstance(error, RateLimited):
         extra["Retry-After"] = str(max(1, error.retry_after))
         extra["X-RateLimit-Limit"] = str(error.limit)
@@ -124,6 +140,21 @@ async def _client_gone(request: Request, exc: Exception) -> Response:
     return problem_response(InvalidRequest(message), request.url.path)
 
 
+async def _registry_unreachable(request: Request, exc: Exception) -> Response:
+    """The registry's database is down or unreachable: a 503 to retry, never a 500 and
+    never a 401 (a key that cannot be checked is not an unknown key)."""
+    logger.error(
+        "%s %s: the registry cannot be reached: %s",
+        request.method,
+        request.url.path,
+        str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+    )
+    error = ServiceUnavailable(
+        f"the registry cannot be reached; retry in {RETRY_AFTER_UNAVAILABLE} seconds"
+    )
+    return problem_response(error, request.url.path)
+
+
 async def _unexpected(request: Request, exc: Exception) -> Response:
     logger.exception("%s %s failed", request.method, request.url.path, exc_info=exc)
     return internal_error_response(request.url.path)
@@ -135,4 +166,6 @@ def install_problem_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(ClientDisconnect, _client_gone)
+    for unreachable in REGISTRY_UNREACHABLE:
+        app.add_exception_handler(unreachable, _registry_unreachable)
     app.add_exception_handler(Exception, _unexpected)

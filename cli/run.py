@@ -164,7 +164,12 @@ def orchestrator(app: AppContext, host: str, port: int) -> None:
 @pass_app
 def worker(app: AppContext, host: str, port: int) -> None:
     """Run the worker role: the Dagster code server of Quarry's pipelines, whose processes
-    execute the runs the orchestrator launches, until Ctrl-C."""
+    execute the runs the orchestrator launches, until Ctrl-C.
+
+    The code server replaces this process (exec) rather than running under a supervisor
+    in a session of its own: the worker's process group is then the code server's and
+    every run's, so stopping the group (a service manager, `kill -- -PGID`, Ctrl-C) stops
+    the runs too (docs/deployment.md)."""
     from quarry.files import staging_dir
 
     settings = app.settings
@@ -176,7 +181,11 @@ def worker(app: AppContext, host: str, port: int) -> None:
                "-a", "defs", "-h", host, "-p", str(port), "--location-name", LOCATION,
                *dagster_options(settings, "code-server")]  # fmt: skip
     click.echo(f"worker {settings.role_id}: code server on {host}:{port}")
-    sys.exit(_supervise(settings, {"code-server": command}))
+    env = _role_env(settings)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.chdir(PROJECT_ROOT)
+    os.execvpe(command[0], command, env)
 
 
 @click.command(name="fleet-worker")
@@ -290,6 +299,18 @@ def _supervise(
     extra: dict[str, str] | None = None,
     announcements: list[Announcement] | None = None,
 ) -> int:
+    env = _role_env(settings) | (extra or {})
+    return Supervisor(
+        commands,
+        env=env,
+        cwd=PROJECT_ROOT,
+        announcements=announcements,
+        json_logs=settings.log_format == "json",
+    ).run()
+
+
+def _role_env(settings: Settings) -> dict[str, str]:
+    """The environment of a role's processes, once the home's storage is ready."""
     from pipelines.instance import open_instance, role_environment
 
     settings.ensure_home()
@@ -302,14 +323,7 @@ def _supervise(
     # Every role's processes import the project's packages from its root (the exports and
     # pipelines packages are not part of the installed distribution).
     path = os.pathsep.join(p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH")) if p)
-    env = os.environ | role_environment(settings) | {"PYTHONPATH": path} | (extra or {})
-    return Supervisor(
-        commands,
-        env=env,
-        cwd=PROJECT_ROOT,
-        announcements=announcements,
-        json_logs=settings.log_format == "json",
-    ).run()
+    return dict(os.environ) | role_environment(settings) | {"PYTHONPATH": path}
 
 
 def _location(settings: Settings) -> str:

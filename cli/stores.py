@@ -70,7 +70,7 @@ def remove(app: AppContext, store_id: str, as_json: bool) -> None:
         delete_store(lake, store_id)
     finally:
         lake.close()
-    files = remove_files_for_store(app.settings, app.registry, store_id)
+    files = remove_files_for_store(app.settings, app.registry, store_id, "store_removed")
     forget_store(app.settings, platform, store_id)
     with app.registry.session() as session:
         session.delete(get_store(session, store_id))

@@ -18,6 +18,7 @@ from destinations.google_auth import (
     parse_service_account,
     service_account_secrets,
 )
+from destinations.guarded_http import guarded_transport, proxied
 
 
 class GoogleDestination(BaseDestination):
@@ -46,7 +47,14 @@ class GoogleDestination(BaseDestination):
         hosts.check_url(settings["token_uri"], allow_private=self.allow_private_hosts)
         if self._client is None:
             self._client = httpx.Client(
-                timeout=float(settings["timeout_seconds"]), follow_redirects=False
+                timeout=float(settings["timeout_seconds"]),
+                follow_redirects=False,
+                # Connect to the addresses checked, never to a second resolution of the
+                # name; through a proxy, the proxy resolves it (docs/destinations.md).
+                transport=None
+                if self.allow_private_hosts
+                or proxied(settings["api_base_url"], settings["token_uri"])
+                else guarded_transport(),
             )
         if self._tokens is None:
             self._tokens = TokenSource(

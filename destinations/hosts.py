@@ -89,7 +89,7 @@ def checked_addresses(host: str, port: int, *, allow_private: bool) -> list[tupl
     return addresses
 
 
-def connect(host: str, port: int, *, timeout: float, allow_private: bool) -> socket.socket:
+def connect(host: str, port: int, *, timeout: float | None, allow_private: bool) -> socket.socket:
     """A TCP connection to `host` made only to addresses that passed the guard."""
     last_error: OSError | None = None
     for family, address in checked_addresses(host, port, allow_private=allow_private):

@@ -30,6 +30,7 @@ from destinations.base import (
     describe_exception,
 )
 from destinations.fields import FieldReader
+from destinations.guarded_http import guard_boto3_client
 from quarry.settings import Settings
 
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
@@ -136,7 +137,11 @@ class S3Destination(BaseDestination):
             retries={"total_max_attempts": 1, "mode": "standard"},
             s3={"addressing_style": settings["addressing_style"]},
         )
-        return session.client("s3", endpoint_url=settings.get("endpoint_url"), config=config)
+        client = session.client("s3", endpoint_url=settings.get("endpoint_url"), config=config)
+        if not self.allow_private_hosts:
+            # Connect to the addresses checked, never to a second resolution of the name.
+            guard_boto3_client(client)
+        return client
 
     def _deliver_once(self, delivery: Delivery, size: int, sha256: str) -> Receipt:
         settings = self.settings
@@ -231,6 +236,10 @@ class S3Destination(BaseDestination):
             if code in _TRANSIENT_ERRORS or status >= 500:
                 return DeliveryError(f"server error {code}: {message}", transient=True)
             return DeliveryError(f"request refused ({code}: {message})")
+        if isinstance(exc, botocore.exceptions.HTTPClientError) and isinstance(
+            exc.kwargs.get("error"), hosts.HostRefused
+        ):
+            return DeliveryError(exc.kwargs["error"].reason)
         if isinstance(exc, botocore.exceptions.EndpointConnectionError):
             return DeliveryError(
                 "cannot connect to the endpoint (is it reachable?)", transient=True

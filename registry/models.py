@@ -139,6 +139,8 @@ class ExportJob(Base):
     file_path: Mapped[str | None] = mapped_column(Text, default=None)
     file_name: Mapped[str | None] = mapped_column(String(255), default=None)
     file_removed_at: Mapped[datetime | None] = mapped_column(default=None)
+    # Why (exports.files.cleanup.REMOVAL_REASONS), for the download's 404; None before 0005.
+    file_removed_reason: Mapped[str | None] = mapped_column(String(32), default=None)
     error: Mapped[str | None] = mapped_column(Text, default=None)
     idempotency_key: Mapped[str | None] = mapped_column(String(255), default=None)
     api_key_id: Mapped[str | None] = mapped_column(String(40), default=None)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 import pyarrow as pa
 
@@ -24,6 +25,15 @@ from quarry.errors import InvalidRequest
 from warehouse.query.sql import pushdown_safe
 
 NULL = object()  # the bare word `null`: a missing value, not the string "null"
+# The text of a number: what Decimal reads, less whitespace, underscores, NaN/Infinity and
+# exponents of more than 9 digits (Decimal refuses those past 18). One pattern for the
+# parser and for /openapi.json (filter_schema).
+NUMBER = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,9})?"
+_NUMBER = re.compile(NUMBER)
+_BOOLEAN = "[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]"  # what _equal_boolean's lower() reads
+# An item as split_items reads it: in double quotes ("" for one quote), or bare.
+_QUOTED = '"(?:[^"]|"")*"'
+_BARE = '[^",][^,]*'
 _INT64_MAX = 2**63 - 1
 # A space where an offset's `+` was: an unencoded `+` in a query string decodes to a space.
 _SPACE_OFFSET = re.compile(r"^(.*T\d{2}(?::?\d{2}){0,2}(?:[.,]\d+)?) (\d{2}(?::?\d{2})?)$")
@@ -105,13 +115,14 @@ def _is_date(text: str) -> bool:
 
 
 def _number(text: str, parameter: str) -> Decimal:
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        raise invalid(parameter, f"{text!r} is not a number") from None
-    if not value.is_finite() or "_" in text:
+    # The pattern first: Decimal also reads spaces, `1_000`, non-ASCII digits and NaN,
+    # which /openapi.json does not promise (and nobody means).
+    if not _NUMBER.fullmatch(text):  # fullmatch: `$` would allow a final newline
         raise invalid(parameter, f"{text!r} is not a number")
-    return value
+    try:
+        return Decimal(text)
+    except InvalidOperation:  # pragma: no cover - the pattern admits only what Decimal reads
+        raise invalid(parameter, f"{text!r} is not a number") from None
 
 
 def _equal_integer(column: str, text: str, parameter: str) -> Condition | None:
@@ -202,3 +213,29 @@ def equality(
         parts.append(Condition(f"{pushdown_safe(column, *strings)} IN ({marks})", tuple(strings)))
     sql = " OR ".join(part.sql for part in parts)
     return Condition(f"({sql})", tuple(value for part in parts for value in part.params))
+
+
+def _items(item: str) -> dict[str, Any]:
+    """A value of comma-separated `item`s (or the bare word null), each bare or quoted."""
+    one = f'null|{item}|"(?:{item})"'
+    return {"type": "string", "pattern": f"^(?:{one})(?:,(?:{one}))*$"}
+
+
+def filter_schema(kind: pa.DataType) -> dict[str, Any]:
+    """The JSON Schema of one value of an equality filter over a column of `kind`, as
+    `equality` reads it, for /openapi.json: a request the schema allows is never refused.
+    Timestamps are described one per value (RFC 3339 date-time or date), which the server
+    reads, though it also reads a comma list and other ISO 8601 forms (docs/api.md)."""
+    if pa.types.is_integer(kind) or pa.types.is_decimal(kind):
+        return _items(NUMBER)
+    if pa.types.is_boolean(kind):
+        return _items(_BOOLEAN)
+    if pa.types.is_timestamp(kind):
+        return {
+            "anyOf": [
+                {"type": "string", "format": "date-time"},
+                {"type": "string", "format": "date"},
+                {"type": "string", "enum": ["null"]},
+            ]
+        }
+    return {"type": "string", "pattern": f"^(?:{_QUOTED}|{_BARE})(?:,(?:{_QUOTED}|{_BARE}))*$"}

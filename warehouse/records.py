@@ -102,7 +102,7 @@ def whole_number(text: str, parameter: str, maximum: int) -> int:
     return int(text)
 
 
-def _field_type(ds: Dataset, item: Field) -> pa.DataType:
+def field_type(ds: Dataset, item: Field) -> pa.DataType:
     return TABLES[ds.table].schema.field(item.source).type
 
 
@@ -126,7 +126,7 @@ def parse_list_params(ds: Dataset, params: Sequence[tuple[str, str]]) -> RecordQ
             if item is None or item.aggregate_only:
                 raise invalid(name, f"unknown parameter: {ds.name} has no field {name!r}")
             column = f'"{item.source}"'
-            conditions.append(equality(column, _field_type(ds, item), values, name, item.values))
+            conditions.append(equality(column, field_type(ds, item), values, name, item.values))
     for bound, operator in (("created_at_min", ">="), ("created_at_max", "<")):
         if bound in scalars:
             instant, _ = parse_instant(scalars[bound], bound)
@@ -158,7 +158,7 @@ def json_object_sql(ds: Dataset, fields: Sequence[Field]) -> str:
     parts = []
     for item in fields:
         column = f'"{item.source}"'
-        if pa.types.is_timestamp(_field_type(ds, item)):
+        if pa.types.is_timestamp(field_type(ds, item)):
             column = f"strftime(timezone('UTC', {column}), '{TIMESTAMP_FORMAT}')"
         parts.append(f"'{item.name}', {column}")
     return f"json_object({', '.join(parts)})"

@@ -8,9 +8,9 @@ file with its real content type; 409 while the job has no file, 404 once it was 
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Annotated
+from typing import Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from api.deps import ExportPrincipal, NoParameters, RegistryDep, RunsDep, SettingsDep
@@ -31,33 +31,45 @@ router = APIRouter(prefix="/v1", tags=["exports"])
 JOB_LIST_PARAMETERS = ("export_id", "status", "page", "page_size")
 
 
+def _parameter(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "description": description,
+        "schema": schema,
+    }
+
+
+# Written out rather than declared on the function, so the schema says what the parsing
+# below accepts (paging as the record lists: whole numbers in range), no more, no less.
+_JOB_LIST_SCHEMA = [
+    _parameter("export_id", "Jobs of this configuration.", {"type": "string", "minLength": 1}),
+    _parameter("status", "Jobs in this state.", {"type": "string", "enum": list(JOB_STATUSES)}),
+    _parameter(
+        "page",
+        "1-based page.",
+        {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": 1},
+    ),
+    _parameter(
+        "page_size",
+        "Jobs per page.",
+        {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE, "default": 50},
+    ),
+]
+
+
 @router.get(
     "/export-jobs",
     response_model=ExportJobPage,
     responses=problem_responses(*AUTHENTICATED, 404),
+    openapi_extra={"parameters": _JOB_LIST_SCHEMA},
 )
 def list_export_jobs(
     request: Request,
     principal: ExportPrincipal,
     registry: RegistryDep,
     runs: RunsDep,
-    # Declared for the schema; read from the query string below, where a parameter given
-    # twice or unknown is refused as the record lists refuse it.
-    export_id: Annotated[
-        str | None,
-        Query(description="Jobs of this configuration.", json_schema_extra={"minLength": 1}),
-    ] = None,
-    status: Annotated[
-        str | None,
-        Query(description="Jobs in this state.", json_schema_extra={"enum": list(JOB_STATUSES)}),
-    ] = None,
-    page: Annotated[
-        str | None, Query(description="1 to 1,000,000.", json_schema_extra={"pattern": "^[0-9]+$"})
-    ] = None,
-    page_size: Annotated[
-        str | None,
-        Query(description="1 to 250; 50 by default.", json_schema_extra={"pattern": "^[0-9]+$"}),
-    ] = None,
 ) -> Response:
     """The run history of the key's account, newest first: `{data, page, page_size,
     has_more}` paged as the record lists are, narrowed by `export_id` and `status` (the
@@ -69,6 +81,10 @@ def list_export_jobs(
         if name in seen:
             raise invalid(name, "given more than once")
         seen.add(name)
+    export_id = request.query_params.get("export_id")
+    status = request.query_params.get("status")
+    page = request.query_params.get("page")
+    page_size = request.query_params.get("page_size")
     if export_id == "":
         raise invalid("export_id", "must not be empty")
     if status is not None and status not in JOB_STATUSES:

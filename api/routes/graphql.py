@@ -14,11 +14,11 @@ POST /v1/query (api.routes.query.query_result).
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from fastapi import APIRouter, Request
+from pydantic_core import from_json
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, Response
 
@@ -36,12 +36,24 @@ INVALID_KEY = "[API] Invalid API key or access token (unrecognized login or wron
 SCOPE = "read_data"
 
 
+TWICE = "[API] Send the access token once: one X-Shopify-Access-Token or Authorization header"
+
+
 def _secret(request: Request) -> str | None:
-    token = request.headers.get("x-shopify-access-token")
-    if token:
-        return token
-    scheme, _, value = request.headers.get("authorization", "").partition(" ")
-    return value.strip() or None if scheme.lower() == "bearer" else None
+    """The key the request presents; Unauthorized(TWICE) when it presents more than one,
+    since which one counts would depend on the parser (as /v1 refuses two Authorization
+    headers)."""
+    tokens = request.headers.getlist("x-shopify-access-token")
+    authorizations = request.headers.getlist("authorization")
+    bearers = []
+    for authorization in authorizations:
+        scheme, _, value = authorization.partition(" ")
+        if scheme.lower() == "bearer" and value.strip():
+            bearers.append(value.strip())
+    if len(tokens) > 1 or len(authorizations) > 1 or (tokens and bearers):
+        raise Unauthorized(TWICE)
+    presented = tokens or bearers
+    return presented[0] or None if presented else None
 
 
 def _denied(message: str) -> JSONResponse:
@@ -119,7 +131,10 @@ async def admin_graphql(
     `shopifyqlQuery` and `currentAppInstallation` exist (docs/query-language.md)."""
     if not VERSION.match(version):
         return JSONResponse({"errors": "Not Found"}, status_code=404)
-    secret = _secret(request)
+    try:
+        secret = _secret(request)
+    except Unauthorized:
+        return JSONResponse({"errors": TWICE}, status_code=401)
     try:
         if secret is None:
             raise Unauthorized("no key")
@@ -132,10 +147,16 @@ async def admin_graphql(
             status_code=429,
             headers={"Retry-After": str(limited.retry_after)},
         )
+    raw = await request.body()
     try:
-        body = json.loads(await request.body() or b"null")
-    except ValueError:
-        body = None
+        # pydantic's parser, as /v1's bodies: it stops at 200 levels of nesting with a
+        # ValueError, where `json.loads` raised RecursionError (a 500) on a deep body.
+        body = from_json(raw or b"null")
+    except ValueError as invalid:
+        return JSONResponse(
+            {"errors": [{"message": f"the body is not valid JSON: {invalid}"}]},
+            status_code=400,
+        )
     if not isinstance(body, dict) or not isinstance(body.get("query"), str):
         return JSONResponse(
             {"errors": [{"message": "the body must be JSON with a `query` string"}]},

@@ -22,11 +22,12 @@ from api.openapi import AUTHENTICATED, problem_responses
 from api.schemas import page_model, record_model
 from warehouse.catalog import RECORD_DATASETS, Dataset
 from warehouse.reader import WarehouseReader
-from warehouse.record_filters import invalid, split_items
+from warehouse.record_filters import filter_schema, invalid, split_items
 from warehouse.records import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE,
     MAX_PAGE_SIZE,
+    field_type,
     get_record,
     list_records,
     parse_list_params,
@@ -126,7 +127,7 @@ def _list_parameters(ds: Dataset) -> list[dict[str, Any]]:
                 "description": f"Equality filter on {item.name} ({_FILTER_HELP[item.type]}). "
                 "Comma-separated values or a repeated parameter mean OR; a value in double "
                 'quotes is literal ("a,b"); the bare word null matches a missing value.',
-                "schema": {"type": "array", "items": NON_EMPTY},
+                "schema": {"type": "array", "items": filter_schema(field_type(ds, item))},
                 "style": "form",
                 "explode": True,
             }

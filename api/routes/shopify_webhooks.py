@@ -20,10 +20,15 @@ from platforms.shopify.webhooks import (
     Memory,
     RedisMemory,
     receive,
+    signers,
 )
 from quarry.crypto import SecretBox
+from quarry.errors import Unauthorized
 
 router = APIRouter(tags=["webhooks"])
+
+# Shopify sends each once; two of one would leave which counts to the parser.
+_SINGLE_HEADERS = ("x-shopify-shop-domain", "x-shopify-hmac-sha256", "x-shopify-webhook-id")
 
 
 def _memory(request: Request) -> Memory:
@@ -54,17 +59,26 @@ async def shopify_webhook(
     """Verify a Shopify delivery (401 when forged), ignore a repeat of an
     X-Shopify-Webhook-Id seen in the last 24 hours, and ask (in the registry) for one
     incremental sync of the store per debounce window. Answers at once: Shopify waits 5
-    seconds at most."""
-    body = await request.body()
+    seconds at most. The headers are checked before the body is read, so a client naming
+    no connected store is refused at once, however slowly it sends a body."""
     headers = request.headers
+    for name in _SINGLE_HEADERS:
+        if len(headers.getlist(name)) > 1:
+            raise Unauthorized(f"send exactly one {name} header")
+    signed = await run_in_threadpool(
+        signers,
+        registry,
+        SecretBox(settings.fernet_keys),
+        headers.get("x-shopify-shop-domain"),
+        headers.get("x-shopify-hmac-sha256"),
+    )
+    body = await request.body()
     delivery = await run_in_threadpool(
         receive,
         registry=registry,
-        box=SecretBox(settings.fernet_keys),
         memory=_memory(request),
         debounce_seconds=_debounce_seconds(request),
-        shop_domain=headers.get("x-shopify-shop-domain"),
-        hmac_header=headers.get("x-shopify-hmac-sha256"),
+        signed=signed,
         webhook_id=headers.get("x-shopify-webhook-id"),
         body=body,
     )

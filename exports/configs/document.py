@@ -35,6 +35,29 @@ EXPORT_KEYS = (
 )  # fmt: skip
 PART_KEYS = ("name", "entity_type", "columns", "filters", "query")
 MAX_NAME = 200
+# A file is read whole and becomes Python objects about a hundred times its size: 1 MiB
+# (a few thousand configurations) keeps `apply` near 100 MB; an 11 MB file took 1.28 GB.
+MAX_FILE_BYTES = 1024 * 1024
+# A configuration nests about six levels (exports, entry, destination, options, ...);
+# deeper is a mistake or an attack, and PyYAML recurses per level until RecursionError.
+MAX_DEPTH = 32
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader refusing nesting deeper than MAX_DEPTH, before it recurses that far."""
+
+    depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        if self.depth >= MAX_DEPTH:
+            raise yaml.composer.ComposerError(
+                None, None, f"nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark
+            )
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 @dataclass(frozen=True)
@@ -56,11 +79,19 @@ def load_file(path: Path, context: AccountContext) -> list[ExportDefinition]:
 def read_document(path: Path) -> Any:
     """The YAML of a file, or InvalidRequest naming the file and where it is not YAML."""
     try:
-        text = path.read_text(encoding="utf-8")
+        # At most one byte past the cap: a device or pipe has no size to check first.
+        with path.open("rb") as file:
+            raw = file.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            raise InvalidRequest(
+                f"{path}: larger than {MAX_FILE_BYTES:,} bytes; split the configurations "
+                "into several files"
+            )
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidRequest(f"{path}: cannot read the file ({exc})") from exc
     try:
-        document = yaml.safe_load(text)
+        document = yaml.load(text, Loader=_BoundedLoader)  # a SafeLoader: no Python objects
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1} column {mark.column + 1}: " if mark else ""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Literal
 
 from sqlalchemy import select
 
@@ -18,11 +19,25 @@ from quarry.settings import Settings
 from registry.db import Registry
 from registry.models import ExportJob, utcnow
 
+# Why a job's file was removed, recorded on the job for its download's 404.
+RemovalReason = Literal["retention", "store_resynced", "store_removed"]
+REMOVAL_REASONS: dict[str, str] = {
+    "retention": "it was older than the retention period (QUARRY_EXPORT_RETENTION_DAYS or "
+    "`quarry exports cleanup`)",
+    "store_resynced": "a store it holds was fully re-synced",
+    "store_removed": "a store it holds was removed",
+}
 
-def remove_files_for_store(settings: Settings, registry: Registry, store_id: str) -> list[str]:
+
+def remove_files_for_store(
+    settings: Settings,
+    registry: Registry,
+    store_id: str,
+    reason: Literal["store_resynced", "store_removed"],
+) -> list[str]:
     """Remove every export file holding data of `store_id`; returns the jobs' ids.
     Call it after a full re-sync of the store commits, and when the store is removed."""
-    return _remove(settings, registry, lambda job: store_id in (job.store_ids or []))
+    return _remove(settings, registry, lambda job: store_id in (job.store_ids or []), reason)
 
 
 def remove_expired_files(
@@ -30,11 +45,14 @@ def remove_expired_files(
 ) -> list[str]:
     """Remove export files of jobs created more than `days` days ago; returns the jobs' ids."""
     cutoff = (now or utcnow()) - timedelta(days=days)
-    return _remove(settings, registry, lambda job: job.created_at < cutoff)
+    return _remove(settings, registry, lambda job: job.created_at < cutoff, "retention")
 
 
 def _remove(
-    settings: Settings, registry: Registry, wanted: Callable[[ExportJob], bool]
+    settings: Settings,
+    registry: Registry,
+    wanted: Callable[[ExportJob], bool],
+    reason: RemovalReason,
 ) -> list[str]:
     now = utcnow()
     with registry.session() as session:
@@ -48,6 +66,7 @@ def _remove(
         chosen = [job for job in jobs if wanted(job)]
         for job in chosen:
             job.file_removed_at = now
+            job.file_removed_reason = reason
         removed = [job.id for job in chosen]
     # Marked first, deleted after the commit: a download that races the deletion answers
     # 404 either way, never half a file.

@@ -191,7 +191,9 @@ def warehouse_snapshot(context: AssetExecutionContext, quarry: QuarryResource) -
     if context.run.tags.get(FULL_TAG) == "true":
         # Export files hold the store's data as it was before the re-sync: they go once
         # the re-synced data is what readers see (the contract's file lifetime).
-        removed = remove_files_for_store(quarry.settings, quarry.registry, store_id)
+        removed = remove_files_for_store(
+            quarry.settings, quarry.registry, store_id, "store_resynced"
+        )
     return MaterializeResult(
         metadata={
             "store": quarry.store_label(store_id),

@@ -15,7 +15,12 @@ debounced incremental sync per store (docs/shopify.md, "Webhooks").
   periodic sync stays the reconciliation, so a lost delivery costs freshness only.
 
 Delivery ids are remembered in Redis when QUARRY_REDIS_URL is set (every API worker shares
-them), else in this process.
+them), else in this process. While Redis cannot be reached the process remembers them
+instead: a verified delivery is never refused or lost for it, since what it asks for (the
+pending sync) is in the registry, where a repeat only joins it (docs/shopify.md).
+
+The route checks the headers (`signers`) before it reads the body, so a client that names
+no connected store is refused without being read.
 """
 
 from __future__ import annotations
@@ -121,14 +126,31 @@ class LocalMemory:
 
 
 class RedisMemory:
-    """Keys with an expiry in Redis (SET NX PX): shared by every API worker and host."""
+    """Keys with an expiry in Redis (SET NX PX): shared by every API worker and host.
+    When Redis cannot be reached, this process's memory answers instead (logged at most
+    once a minute): a duplicate then costs at most one more incremental sync, while a
+    refused delivery would be retried by Shopify only a few times."""
 
-    def __init__(self, url: str) -> None:
-        self._redis = redis.Redis.from_url(url)
+    def __init__(self, url: str, clock: Callable[[], float] = time.monotonic) -> None:
+        # Shopify waits 5 seconds for the answer: an unreachable Redis must not use them.
+        self._redis = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
+        self._fallback = LocalMemory(clock)
+        self._clock = clock
+        self._warned_at: float | None = None
 
     def first(self, key: str, seconds: float) -> bool:
         millis = max(1, int(seconds * 1000))
-        return bool(self._redis.set(REDIS_PREFIX + key, b"1", nx=True, px=millis))
+        try:
+            return bool(self._redis.set(REDIS_PREFIX + key, b"1", nx=True, px=millis))
+        except redis.RedisError as exc:
+            now = self._clock()
+            if self._warned_at is None or now - self._warned_at > 60:
+                self._warned_at = now
+                log.warning("webhook delivery ids kept in this process, Redis unavailable: %s", exc)
+            return self._fallback.first(key, seconds)
+
+    def close(self) -> None:
+        self._redis.close()
 
 
 @dataclass(frozen=True)
@@ -137,49 +159,68 @@ class Delivery:
     store_ids: tuple[str, ...] = ()
 
 
-def _matching_stores(
-    registry: Registry, box: SecretBox, domain: str, body: bytes, hmac_header: str
-) -> list[str]:
-    with registry.session() as session:
-        stores: Sequence[Store] = session.scalars(
-            select(Store).where(Store.domain == domain, Store.platform == "shopify")
-        ).all()
-        secrets = [(s.id, s.connection_secret) for s in stores]
-    matched = []
-    for store_id, sealed in secrets:
-        try:
-            connection = ShopConnection.open(box, sealed, "unused")
-        except QuarryError:
-            continue
-        if connection.client_secret and signed_by(connection.client_secret, body, hmac_header):
-            matched.append(store_id)
-    return matched
+@dataclass(frozen=True)
+class Signers:
+    """The connected Shopify stores of the delivery's shop that could have signed it (their
+    ids and their apps' client secrets), and the signature the delivery claims."""
+
+    domain: str
+    secrets: tuple[tuple[str, str], ...]
+    hmac_header: str
 
 
-def receive(
-    *,
-    registry: Registry,
-    box: SecretBox,
-    memory: Memory,
-    debounce_seconds: float,
-    shop_domain: str | None,
-    hmac_header: str | None,
-    webhook_id: str | None,
-    body: bytes,
-) -> Delivery:
-    """Handle one delivery; Unauthorized when it is not signed by the app of a store of
-    the named shop (nothing is remembered or started then)."""
+def signers(
+    registry: Registry, box: SecretBox, shop_domain: str | None, hmac_header: str | None
+) -> Signers:
+    """The stores that may have signed a delivery with these headers, checked before its
+    body is read; Unauthorized when the headers are missing or name no connected store
+    with a client secret."""
     if not shop_domain or not hmac_header:
         raise Unauthorized("missing X-Shopify-Shop-Domain or X-Shopify-Hmac-SHA256 header")
     try:
         domain = normalize_domain(shop_domain, "X-Shopify-Shop-Domain")
     except QuarryError:
         raise Unauthorized("X-Shopify-Shop-Domain is not a myshopify domain") from None
-    store_ids = _matching_stores(registry, box, domain, body, hmac_header)
+    with registry.session() as session:
+        stores: Sequence[Store] = session.scalars(
+            select(Store).where(Store.domain == domain, Store.platform == "shopify")
+        ).all()
+        sealed = [(s.id, s.connection_secret) for s in stores]
+    secrets = []
+    for store_id, secret in sealed:
+        try:
+            connection = ShopConnection.open(box, secret, "unused")
+        except QuarryError:
+            continue
+        if connection.client_secret:
+            secrets.append((store_id, connection.client_secret))
+    if not secrets:
+        raise Unauthorized("the webhook signature does not match a connected Shopify store")
+    return Signers(domain, tuple(secrets), hmac_header)
+
+
+def receive(
+    *,
+    registry: Registry,
+    memory: Memory,
+    debounce_seconds: float,
+    signed: Signers,
+    webhook_id: str | None,
+    body: bytes,
+) -> Delivery:
+    """Handle one delivery of the shop `signed` names; Unauthorized when none of its stores'
+    apps signed `body` (nothing is remembered or started then)."""
+    store_ids = [
+        store_id
+        for store_id, secret in signed.secrets
+        if signed_by(secret, body, signed.hmac_header)
+    ]
     if not store_ids:
         raise Unauthorized("the webhook signature does not match a connected Shopify store")
     # Only after the signature: a forger must not be able to fill the memory.
-    if webhook_id and not memory.first(f"id:{domain}:{webhook_id}", DUPLICATE_WINDOW_SECONDS):
+    if webhook_id and not memory.first(
+        f"id:{signed.domain}:{webhook_id}", DUPLICATE_WINDOW_SECONDS
+    ):
         return Delivery("duplicate", tuple(store_ids))
     due_at = utcnow() + timedelta(seconds=debounce_seconds)
     with registry.session() as session:

@@ -51,7 +51,8 @@ class Client:
     def request(
         self, method: str, path: str, *, key: str | None = None, **kwargs: Any
     ) -> httpx.Response:
-        headers = dict(kwargs.pop("headers", {}) or {})
+        # httpx.Headers keeps a header given twice (a list of pairs), as hostile tests need.
+        headers = httpx.Headers(kwargs.pop("headers", None) or {})
         if key is not None:
             headers["Authorization"] = f"Bearer {key}"
         return self._portal.call(

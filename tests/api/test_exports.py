@@ -17,7 +17,7 @@ from dagster import DagsterInstance
 from api.main import create_app
 from api.schemas import ExportDetail, ExportJobPage
 from destinations.signed_links import download_url, sign
-from exports.files.cleanup import remove_files_for_store
+from exports.files.cleanup import remove_expired_files, remove_files_for_store
 from exports.jobs.execute import execute_job
 from exports.jobs.lifecycle import FAILED, finish
 from registry.keys import create_key
@@ -169,11 +169,29 @@ def test_run_poll_download(client: Client, world: World, configs: dict[str, str]
     # A key without st_a1 does not see the job; after cleanup the download is gone.
     assert_problem(client.get(f"/v1/export-jobs/{job_id}", key=world.keys["b_all"]), 404,
                    "Not found")  # fmt: skip
-    remove_files_for_store(world.settings, world.registry, "st_a1")
+    remove_files_for_store(world.settings, world.registry, "st_a1", "store_resynced")
     gone = client.get(f"/v1/export-jobs/{job_id}/download", key=key)
-    assert "run the export again" in assert_problem(gone, 404, "Not found")["detail"]
+    detail = assert_problem(gone, 404, "Not found")["detail"]
+    assert "a store it holds was fully re-synced" in detail and "run the export again" in detail
     after = client.get(f"/v1/export-jobs/{job_id}", key=key).json()
     assert after["status"] == "completed" and after["file_removed_at"] is not None
+
+
+def test_after_cleanup_the_download_says_the_file_was_too_old(
+    client: Client, world: World, configs: dict[str, str]
+) -> None:
+    # The 404 used to blame a re-sync or a removed store for every removal.
+    key = world.keys["a_all"]
+    job_id = client.request("POST", f"/v1/exports/{configs['API store one']}/run", key=key).json()[
+        "job_id"
+    ]
+    execute_job(world.settings, world.registry, job_id, "run-in-test")
+    assert client.get(f"/v1/export-jobs/{job_id}/download", key=key).status_code == 200
+    assert job_id in remove_expired_files(world.settings, world.registry, 0)
+    gone = client.get(f"/v1/export-jobs/{job_id}/download", key=key)
+    detail = assert_problem(gone, 404, "Not found")["detail"]
+    assert "older than the retention period (QUARRY_EXPORT_RETENTION_DAYS or" in detail
+    assert "re-synced" not in detail
 
 
 def test_idempotency_key(client: Client, world: World, configs: dict[str, str]) -> None:

@@ -110,6 +110,24 @@ def test_a_stalled_body_closes_the_connection(server: tuple[int, Path], world: W
     assert "Traceback" not in log, log
 
 
+def test_a_webhook_without_credentials_is_answered_before_its_body(
+    server: tuple[int, Path],
+) -> None:
+    """/webhooks/shopify checks its headers first, as /v1 checks the key: a client naming no
+    connected store gets its 401 at once, not after trickling a body for the stall timeout."""
+    port, _ = server
+    head = (
+        b"POST /webhooks/shopify HTTP/1.1\r\nHost: quarry.test\r\n"
+        b"X-Shopify-Shop-Domain: nobody.myshopify.com\r\nX-Shopify-Hmac-SHA256: x\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    )
+    with _connect(port) as connection:
+        connection.sendall(head + b'{"id": ')
+        # Without the check first, the stall timeout closes it with no answer at all.
+        answer = connection.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 401"), answer
+
+
 def test_the_next_request_on_a_kept_connection_has_its_own_deadline(
     server: tuple[int, Path],
 ) -> None:

@@ -8,6 +8,7 @@ builds deep and long ones at random.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 from api.schemas import MAX_QUERY_LENGTH
 from tests.api.conftest import Client, assert_problem
 from tests.api.world import World
+from warehouse.query.diagnostics import MAX_LISTED, MAX_MESSAGE
 from warehouse.query.parser import MAX_NESTING, MAX_OPERATORS
 
 
@@ -130,3 +132,33 @@ def test_any_deep_or_long_query_answers_200_or_a_positioned_400(
     if response.status_code == 400:
         body = assert_problem(response, 400, "Invalid query")
         assert all(e["line"] >= 1 and e["column"] >= 1 for e in body["errors"]), body
+
+
+@pytest.mark.parametrize(
+    ("query", "total"),
+    [
+        ("FROM sales SHOW " + "@" * (MAX_QUERY_LENGTH - 16), MAX_QUERY_LENGTH - 16),
+        ("FROM sales SHOW " + "a," * 4999 + "a", 5000),
+    ],
+    ids=["characters", "fields"],
+)
+def test_the_errors_listed_are_capped(client: Client, world: World, query: str, total: int) -> None:
+    # One error per character once made an 8 MB answer.
+    response = post_query(client, world, query)
+    body = assert_invalid_at(response, 1, 17)
+    assert len(body["errors"]) == MAX_LISTED
+    found = re.search(
+        r"\(and ([\d,]+) more: ([\d,]+) errors, the first (\d+) listed\)$", body["detail"]
+    )
+    assert found, body["detail"]
+    more, errors, listed = (int(group.replace(",", "")) for group in found.groups())
+    assert errors == more + 1 >= total and listed == MAX_LISTED
+    assert len(response.content) < 20_000
+
+
+def test_a_message_quoting_a_long_token_is_cut(client: Client, world: World) -> None:
+    response = post_query(client, world, "FROM sales SHOW " + "a" * 50_000)
+    body = assert_invalid_at(response, 1, 17)
+    [error] = body["errors"]
+    assert len(error["message"]) == MAX_MESSAGE and error["message"].endswith("...")
+    assert len(response.content) < 2 * MAX_MESSAGE + 1_000

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
@@ -30,6 +30,7 @@ DOMAIN = "webhook-shop.myshopify.com"
 SECRET = "app-client-secret-for-webhooks"
 STORE_ID = "st_webhook01"
 REDIS_URL = "redis://127.0.0.1:6379/0"
+UNREACHABLE_REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -168,6 +169,62 @@ def test_delivery_ids_and_debounce_are_shared_through_redis():
     one, two = RedisMemory(REDIS_URL), RedisMemory(REDIS_URL)
     assert one.first(key, 60) is True
     assert two.first(key, 60) is False
+
+
+def test_a_delivery_while_redis_is_unreachable_is_recorded(client, caplog):
+    """Redis down: the delivery is still verified and its sync recorded in the registry
+    (it used to be a 500, and the sync request lost); this process remembers the ids."""
+    client.app.state.shopify_webhook_memory = RedisMemory(UNREACHABLE_REDIS_URL)
+    first = deliver(client, BODY, webhook_id="outage-1")
+    assert first.status_code == 200, first.text
+    assert first.json() == {"status": "scheduled"}
+    assert deliver(client, BODY, webhook_id="outage-1").json() == {"status": "duplicate"}
+    assert deliver(client, BODY, webhook_id="outage-2").json() == {"status": "joined"}
+    [pending] = requested(client)
+    assert (pending.store_id, pending.run_id) == (STORE_ID, None)
+    assert "Redis unavailable" in caplog.text
+    # A forgery is still refused, and remembers nothing.
+    assert_problem(deliver(client, BODY, secret="forged"), 401, "Unauthorized")
+
+
+@pytest.mark.parametrize(
+    "header", ["X-Shopify-Hmac-SHA256", "X-Shopify-Shop-Domain", "X-Shopify-Webhook-Id"]
+)
+def test_a_header_sent_twice_is_refused(client, header):
+    valid = {
+        "X-Shopify-Shop-Domain": DOMAIN,
+        "X-Shopify-Hmac-SHA256": signature(SECRET, BODY),
+        "X-Shopify-Webhook-Id": "twice-1",
+    }
+    headers = [*valid.items(), (header, valid[header])]
+    response = client.request("POST", "/webhooks/shopify", content=BODY, headers=headers)
+    body = assert_problem(response, 401, "Unauthorized")
+    assert header.lower() in body["detail"]
+    assert requested(client) == []
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"X-Shopify-Shop-Domain": DOMAIN},
+        {"X-Shopify-Shop-Domain": "other.myshopify.com", "X-Shopify-Hmac-SHA256": "x"},
+    ],
+    ids=["none", "no-signature", "unknown-shop"],
+)
+def test_the_headers_are_checked_before_the_body_is_read(client, headers):
+    """A client naming no connected store is answered without reading its body: one that
+    trickles a body cannot hold the connection (/v1 answers 401 at once too)."""
+    pulled: list[bytes] = []
+
+    async def trickle() -> AsyncIterator[bytes]:
+        for chunk in (b"{", b'"id"', b": 1}"):
+            pulled.append(chunk)
+            yield chunk
+
+    response = client.request("POST", "/webhooks/shopify", content=trickle(), headers=headers)
+    assert_problem(response, 401, "Unauthorized")
+    assert pulled == []
 
 
 def test_a_sync_asked_for_before_a_restart_is_submitted_once(client, settings):

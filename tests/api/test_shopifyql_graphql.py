@@ -44,6 +44,54 @@ def test_graphql_itself_is_parsed_and_validated(client: Client, world: World) ->
     assert _post(client, key, "not an object").status_code == 400
 
 
+@pytest.mark.parametrize("key_name", ["a_all", "a_exports"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "[" * 1000 + "]" * 1000,
+        '{"query": "{ __typename }", "variables": ' + '{"a":' * 1000 + "1" + "}" * 1000 + "}",
+    ],
+    ids=["list", "variables"],
+)
+def test_a_deeply_nested_body_is_a_graphql_400(
+    client: Client, world: World, key_name: str, body: str
+) -> None:
+    # json.loads raised RecursionError here: a 500 with a traceback, for any live key.
+    response = client.request(
+        "POST",
+        URL,
+        headers={"X-Shopify-Access-Token": world.keys[key_name]},
+        content=body,
+    )
+    assert response.status_code == 400, response.text
+    (error,) = response.json()["errors"]
+    assert "recursion limit exceeded" in error["message"]
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [("X-Shopify-Access-Token", "a_all"), ("X-Shopify-Access-Token", "a_read")],
+        [("X-Shopify-Access-Token", "a_all"), ("X-Shopify-Access-Token", "a_all")],
+        [("Authorization", "Bearer a_all"), ("Authorization", "Bearer a_read")],
+        [("X-Shopify-Access-Token", "a_all"), ("Authorization", "Bearer a_read")],
+    ],
+    ids=["two-tokens", "one-token-twice", "two-bearers", "token-and-bearer"],
+)
+def test_a_key_sent_twice_is_refused(
+    client: Client, world: World, headers: list[tuple[str, str]]
+) -> None:
+    # The first used to win silently; /v1 refuses two Authorization headers.
+    sent = [
+        (name, value.replace(key, world.keys[key]))
+        for name, value in headers
+        for key in [value.split()[-1]]
+    ]
+    response = client.request("POST", URL, headers=sent, json={"query": "{ __typename }"})
+    assert response.status_code == 401, response.text
+    assert "once" in response.json()["errors"]
+
+
 def test_the_rate_limit_applies_with_retry_after(make_client: Any, world: World) -> None:
     limited: Client = make_client(rate_limit="1/60")
     key = world.keys["a_all"]

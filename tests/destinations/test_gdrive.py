@@ -10,6 +10,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from destinations import hosts
 from destinations.base import Delivery, DeliveryError
 from destinations.gdrive import GoogleDriveDestination
 from quarry.errors import InvalidRequest
@@ -65,6 +66,35 @@ def test_resumable_upload_in_chunks(
     assert receipt.location == f"https://drive.google.com/file/d/{stored.id}/view?usp=drivesdk"
     assert receipt.details == {"file_id": stored.id, "replaced": "no"}
     assert receipt.bytes == 700_000
+
+
+def test_with_the_guard_on_connections_go_to_the_checked_address(
+    google: GoogleServer,
+    app_settings: Settings,
+    strict_settings: Settings,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The guard's own connections (destinations.guarded_http) carry the token request and
+    a chunked upload: loopback is counted public here, so the guard is on and lets the
+    fake server through."""
+    monkeypatch.setattr(hosts, "_is_forbidden", lambda address: False)
+    connected: list[str] = []
+    real_connect = hosts.connect
+
+    def counting(host: str, port: int, **kwargs: Any) -> Any:
+        connected.append(host)
+        return real_connect(host, port, **kwargs)
+
+    monkeypatch.setattr(hosts, "connect", counting)
+    credentials = {"service_account": google.service_account}
+    normalised = GoogleDriveDestination.validate(drive_settings(google), credentials, app_settings)
+    destination = GoogleDriveDestination(normalised, credentials, strict_settings)
+    delivery = make_delivery(tmp_path, 300_000)
+    destination.deliver(delivery)
+    (stored,) = files(google)
+    assert stored.content == delivery.path.read_bytes()
+    assert connected and set(connected) == {"127.0.0.1"}
 
 
 def test_retry_of_same_job_replaces_only_its_own_file(

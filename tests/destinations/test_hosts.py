@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -155,3 +156,65 @@ def test_refused_again_when_connecting(
     assert "127.0.0.1, a private, loopback or link-local address" in failure.value.reason
     assert not failure.value.transient
     assert tripwire.connections == 0
+
+
+# A public address (example.com's) that a rebinding name answers first.
+PUBLIC = "93.184.216.34"
+
+
+@pytest.mark.parametrize(("kind", "checks"), [("s3", 1), ("google_drive", 2), ("google_sheets", 2)])
+def test_a_name_rebound_after_the_check_is_not_connected_to(
+    kind: str,
+    checks: int,
+    app_settings: Settings,
+    strict_settings: Settings,
+    tripwire: Tripwire,
+    google: Any,
+    tmp_path: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """DNS rebinding: the name answers a public address to the guard's checks and then
+    127.0.0.1. The library used to resolve it again and connect there; the connection is
+    now made to the address that was checked, so the second answer is refused too."""
+    real = socket.getaddrinfo
+    answers: list[str] = []
+
+    def rebinding(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host != "rebind.test":
+            return real(host, port, *args, **kwargs)
+        answers.append(PUBLIC if len(answers) < checks else "127.0.0.1")
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (answers[-1], int(port or 0)))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    settings, credentials, _ = _configs(tripwire.port, google.service_account)[kind]
+    settings = {
+        name: value.replace("127.0.0.1", "rebind.test") if isinstance(value, str) else value
+        for name, value in settings.items()
+    }
+    cls = destination_class(kind)
+    normalised = cls.validate(settings, credentials, app_settings)
+    destination = cls(normalised, credentials, strict_settings, retry=RetryPolicy(attempts=1))
+    delivery = make_delivery(tmp_path, 100)
+    delivery.path.write_text("id,total\n1,2\n")
+    with pytest.raises(DeliveryError) as failure:
+        destination.deliver(delivery)
+    assert answers[:checks] == [PUBLIC] * checks and "127.0.0.1" in answers
+    assert "rebind.test resolves to 127.0.0.1, a private" in failure.value.reason
+    assert not failure.value.transient
+    assert tripwire.connections == 0
+
+
+def test_through_a_proxy_the_google_client_keeps_the_proxy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An explicit httpx transport would drop HTTPS_PROXY: the guard steps aside for a
+    proxied address (the proxy resolves it) and for NO_PROXY hosts it applies."""
+    from destinations.guarded_http import proxied
+
+    for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    assert not proxied("https://www.googleapis.com", "https://oauth2.googleapis.com/token")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
+    assert proxied("https://www.googleapis.com")
+    monkeypatch.setenv("NO_PROXY", "googleapis.com")
+    assert not proxied("https://www.googleapis.com", "https://oauth2.googleapis.com/token")

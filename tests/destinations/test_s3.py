@@ -11,6 +11,7 @@ from typing import Any
 import botocore.exceptions
 import pytest
 
+from destinations import hosts
 from destinations.base import Delivery, DeliveryError
 from destinations.s3 import S3Destination
 from quarry.errors import InvalidRequest
@@ -85,6 +86,35 @@ def test_multipart_upload_with_encryption(
     assert obj["ETag"].strip('"').endswith("-3")  # three parts
     assert obj["ServerSideEncryption"] == "AES256"
     assert receipt.details["server_side_encryption"] == "AES256"
+
+
+def test_with_the_guard_on_connections_go_to_the_checked_address(
+    s3_server: S3Server,
+    app_settings: Settings,
+    strict_settings: Settings,
+    tmp_path: Path,
+    key_prefix: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The guard's own connections (destinations.guarded_http) carry a whole multipart
+    upload: loopback is counted public here, so the guard is on and lets moto through."""
+    monkeypatch.setattr(hosts, "_is_forbidden", lambda address: False)
+    connected: list[str] = []
+    real_connect = hosts.connect
+
+    def counting(host: str, port: int, **kwargs: Any) -> Any:
+        connected.append(host)
+        return real_connect(host, port, **kwargs)
+
+    monkeypatch.setattr(hosts, "connect", counting)
+    delivery = make_delivery(tmp_path, 11 * 1024 * 1024)
+    settings = s3_settings(s3_server, prefix=key_prefix, multipart_chunk_mb=5)
+    normalised = S3Destination.validate(settings, s3_server.writer, app_settings)
+    destination = S3Destination(normalised, s3_server.writer, strict_settings)
+    destination.deliver(delivery)
+    obj = stored(s3_server, f"{key_prefix}/orders.csv")
+    assert obj is not None and obj["Body"] == delivery.path.read_bytes()
+    assert connected and set(connected) == {"127.0.0.1"}
 
 
 def test_wrong_secret_is_rejected(

@@ -107,6 +107,50 @@ def _credentials(settings: Settings, account: str) -> dict[str, object]:
     return SecretBox(settings.fernet_keys).open(sealed)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "exports: " + "[" * 1000 + "]" * 1000 + "\n",
+        "exports:\n" + "".join("  " * depth + "- \n" for depth in range(1, 200)),
+        "exports: " + "{a: " * 1000 + "1" + "}" * 1000 + "\n",
+    ],
+    ids=["flow-lists", "block-lists", "flow-mappings"],
+)
+def test_deeply_nested_yaml_is_one_error_line(account: str, tmp_path: Path, text: str) -> None:
+    # PyYAML recursed until RecursionError: a traceback instead of an answer.
+    path = tmp_path / "deep.yaml"
+    path.write_text(text)
+    result = invoke("exports", "apply", "-f", str(path), "--account", account, "--dry-run")
+    assert result.exit_code == 1 and result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"error: {path}: line ")
+    assert "not valid YAML (nested deeper than 32 levels)" in line
+
+
+def test_a_file_over_the_size_cap_is_one_error_line(account: str, tmp_path: Path) -> None:
+    from exports.configs.document import MAX_FILE_BYTES
+
+    entry = "  - {name: Orders %d, entity_type: orders, format: csv}\n"
+    lines, size = ["exports:\n"], 9
+    while size <= MAX_FILE_BYTES:
+        lines.append(entry % len(lines))
+        size += len(lines[-1])
+    path = tmp_path / "huge.yaml"
+    path.write_text("".join(lines))
+    result = invoke("exports", "apply", "-f", str(path), "--account", account, "--dry-run")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        f"error: {path}: larger than 1,048,576 bytes; split the configurations into several files"
+    ]
+    # At the cap exactly, the file is read: one configuration and a long comment.
+    head = b"exports:\n  - {name: Orders, entity_type: orders, format: csv}\n#"
+    path.write_bytes(head + b"x" * (MAX_FILE_BYTES - len(head) - 1) + b"\n")
+    assert path.stat().st_size == MAX_FILE_BYTES
+    at_cap = invoke("exports", "apply", "-f", str(path), "--account", account)
+    assert at_cap.exit_code == 0, at_cap.output
+    assert at_cap.stdout.split()[0] == "created"
+
+
 def test_dump_writes_what_apply_reads_without_secrets(
     quarry_env: Settings, account: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -185,13 +185,13 @@ def test_cleanup_removes_exactly_one_stores_files(
     a3, _ = run_config(export_world, configs["Hostile csv"])
     settings = export_world.settings
     a1_file, a3_file = stored(settings, export_world, a1), stored(settings, export_world, a3)
-    removed = remove_files_for_store(settings, export_world.registry, "st_a1")
+    removed = remove_files_for_store(settings, export_world.registry, "st_a1", "store_resynced")
     assert a1 in removed and a3 not in removed
     assert not a1_file.exists() and a3_file.exists()
     with export_world.registry.session() as session:
         job = session.get(ExportJob, a1)
         assert job is not None and job.status == "completed" and job.file_removed_at is not None
-    assert remove_files_for_store(settings, export_world.registry, "st_a1") == []
+    assert remove_files_for_store(settings, export_world.registry, "st_a1", "store_removed") == []
     assert a3 not in remove_expired_files(settings, export_world.registry, 1)
     assert a3 in remove_expired_files(settings, export_world.registry, 0)
 

@@ -19,6 +19,10 @@ class Pos:
 
 
 START = Pos(1, 1)
+# An answer lists this many errors at most, and cuts a message past MAX_MESSAGE characters
+# (one quoting a long token): a 100,000-character query once gave 99,981 errors, 8 MB.
+MAX_LISTED = 50
+MAX_MESSAGE = 300
 
 
 @dataclass(frozen=True)
@@ -28,10 +32,13 @@ class Diagnostic:
     severity: str = "error"
 
     def public(self) -> dict[str, object]:
+        message = self.message
+        if len(message) > MAX_MESSAGE:
+            message = message[: MAX_MESSAGE - 3] + "..."
         return {
             "line": self.pos.line,
             "column": self.pos.column,
-            "message": self.message,
+            "message": message,
             "severity": self.severity,
         }
 
@@ -52,6 +59,11 @@ def invalid_query(diagnostics: list[Diagnostic]) -> InvalidQuery:
         if (d.pos, d.message) not in seen:
             seen.add((d.pos, d.message))
             ordered.append(d)
-    first = ordered[0].message if ordered else "The query has errors."
-    detail = first if len(ordered) == 1 else f"{first} (and {len(ordered) - 1} more)"
-    return InvalidQuery(detail=detail, errors=[d.public() for d in ordered])
+    first = ordered[0].public()["message"] if ordered else "The query has errors."
+    detail = str(first)
+    if len(ordered) > MAX_LISTED:
+        total = len(ordered)
+        detail += f" (and {total - 1:,} more: {total:,} errors, the first {MAX_LISTED} listed)"
+    elif len(ordered) > 1:
+        detail += f" (and {len(ordered) - 1} more)"
+    return InvalidQuery(detail=detail, errors=[d.public() for d in ordered[:MAX_LISTED]])
