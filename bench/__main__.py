@@ -44,7 +44,7 @@ def say(message: str) -> None:
 )
 @click.option(
     "--sections",
-    default=",".join(("query", "records", "exports", "sync")),
+    default=",".join(("query", "records", "exports", "sync", "fleet")),
     show_default=True,
     help="Comma-separated: query, records, exports, sync, fleet.",
 )

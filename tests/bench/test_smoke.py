@@ -19,6 +19,13 @@ QUERIES = (
     "returning_customers_monthly",
 )  # fmt: skip
 EXPECTED = {
+    "fleet": [
+        f"fleet.3.{name}"
+        for name in (
+            "first_sync_seconds", "no_change_tick_seconds", "changed_tick_seconds",
+            "no_change_cpu_per_store",
+        )
+    ],
     "sync": ["sync.full.orders_per_second", "sync.incremental.merge_seconds"],
     "query": [f"query.{name}.{p}" for name in QUERIES for p in ("p50", "p95")],
     "records": [
@@ -39,7 +46,7 @@ def test_harness_runs_end_to_end(tmp_path: Path) -> None:
     command = [
         sys.executable, "-m", "bench", "--orders", "10000", "--stores", "1",
         "--home", str(tmp_path / "home"), "--out", str(out),
-        "--repeats", "3", "--load-seconds", "2", "--quick",
+        "--repeats", "3", "--load-seconds", "2", "--quick", "--fleet-stores", "3",
     ]  # fmt: skip
     completed = subprocess.run(
         command, cwd=ROOT, capture_output=True, text=True, timeout=540, check=False
