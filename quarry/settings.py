@@ -75,6 +75,10 @@ class Settings(BaseSettings):
     # estimated result has more rows than this before TIMESERIES fills gaps.
     query_timeout_seconds: float = Field(default=30.0, gt=0)
     query_max_groups: int = Field(default=100_000, ge=1)
+    # POST /v1/query: answer from the sales rollups where one gives the facts' answer
+    # exactly (warehouse.rollups); off (QUARRY_ROLLUPS=off) reads the facts always. The
+    # sync writes the rollups either way.
+    rollups: bool = True
     # GET /metrics (Prometheus) on the API, without a key: off unless asked for.
     metrics: bool = False
     # How long the API keeps a query's result for the same request on the same snapshot;
