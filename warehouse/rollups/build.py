@@ -82,6 +82,14 @@ def write_store(cursor: duckdb.DuckDBPyConnection, store_id: str) -> None:
         _insert(cursor, rollup, aggregate_sql(rollup, facts))
 
 
+def fill(cursor: duckdb.DuckDBPyConnection, tables: Iterable[str]) -> None:
+    """Fill the (new, empty) rollup `tables` from every store's facts."""
+    facts = qualified("sales")
+    for rollup in SETS:
+        if rollup.table in tables:
+            _insert(cursor, rollup, aggregate_sql(rollup, facts))
+
+
 def apply_change(
     cursor: duckdb.DuckDBPyConnection, store_id: str, old_events: str, new_events: str
 ) -> None:
