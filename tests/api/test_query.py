@@ -138,9 +138,7 @@ def test_the_source_that_answered_is_a_header(
     off = post(make_client(rollups=False), q.keys["all"], {"query": query})
     assert off.headers["x-quarry-source"] == "facts"
     assert decode(off.text) == decode(rolled.text)
-    customers = post(
-        client, q.keys["all"], {"query": "FROM sales SHOW customers SINCE 2024-03-01"}
-    )
+    customers = post(client, q.keys["all"], {"query": "FROM sales SHOW customers SINCE 2024-03-01"})
     assert customers.status_code == 200, customers.text
     assert customers.headers["x-quarry-source"] == "facts"
 

@@ -75,9 +75,7 @@ class Order:
 class Shop:
     """One store's orders, kept in memory, written to the lake page by page."""
 
-    def __init__(
-        self, store_id: str, seed: int, count: int, info: StoreInfo | None = None
-    ) -> None:
+    def __init__(self, store_id: str, seed: int, count: int, info: StoreInfo | None = None) -> None:
         self.store_id = store_id
         self.info = info or STORES[store_id]
         self.zone = ZoneInfo(self.info.timezone)

@@ -39,9 +39,7 @@ def test_a_lake_from_before_the_rollups(
 ) -> None:
     with monkeypatch.context() as before:
         # The lake as it was: the same tables, no rollups, sales written without them.
-        before.setattr(
-            tables, "TABLES", {n: s for n, s in TABLES.items() if s.rollup_of is None}
-        )
+        before.setattr(tables, "TABLES", {n: s for n, s in TABLES.items() if s.rollup_of is None})
         before.setattr(build, "SETS", ())
         lake = Lake(quarry_env)
         load_rates(lake)
