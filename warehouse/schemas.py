@@ -281,7 +281,7 @@ def _rollup_spec(rollup: rollups.RollupSet) -> TableSpec:
     """A rollup set's table (warehouse.rollups.definitions): its keys, counts and sums, each
     sum of the facts' type (money stays DECIMAL(18,2): a store's bucket never nears it)."""
     facts = SALES.schema
-    key_types = {"happened_at": TS, "store_date": pa.date32()}
+    key_types = {"happened_at": TS, "happened_at_account": LOCAL_TS, "store_date": pa.date32()}
     columns = [(k, key_types.get(k, STR)) for k in rollup.key_columns]
     columns += [(name, INT) for name, _, _ in rollups.count_columns()]
     columns.append((rollups.ORDERS, INT))

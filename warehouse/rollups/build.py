@@ -51,6 +51,12 @@ def aggregate_sql(rollup: RollupSet, source: str) -> str:
     select = list(keys)
     if rollup.grain == "day":
         select.append("min(t.happened_at) AS happened_at")
+    else:
+        # The hour's start in the account's zone: an event's local time less its time into
+        # the hour (exact when the zone's hours start on UTC hours).
+        select.append(
+            f"min(t.happened_at_account - (t.happened_at - {_HOUR})) AS happened_at_account"
+        )
     for name, column, flt in count_columns():
         counted = "*" if column is None else f"t.{column}"
         where = f" FILTER (WHERE {flt.sql})" if flt is not None else ""
@@ -99,7 +105,7 @@ def apply_change(
         _apply(cursor, store_id, rollup, old_events, new_events)
 
 
-_OLD, _NEW, _MERGED = "quarry_rollup_old", "quarry_rollup_new", "quarry_rollup_merged"
+_DELTA, _MERGED = "quarry_rollup_delta", "quarry_rollup_merged"
 
 
 def _apply(
@@ -110,41 +116,37 @@ def _apply(
     new_events: str,
 ) -> None:
     table = qualified(rollup.table)
-    cursor.execute(f"CREATE OR REPLACE TEMP TABLE {_OLD} AS {aggregate_sql(rollup, old_events)}")
-    cursor.execute(f"CREATE OR REPLACE TEMP TABLE {_NEW} AS {aggregate_sql(rollup, new_events)}")
+    # The change as signed rows: the old events' aggregate to take away, the new ones' to add.
+    cursor.execute(
+        f"CREATE OR REPLACE TEMP TABLE {_DELTA} AS "
+        f"SELECT *, -1 AS quarry_sign FROM ({aggregate_sql(rollup, old_events)}) "
+        f"UNION ALL BY NAME SELECT *, 1 AS quarry_sign FROM ({aggregate_sql(rollup, new_events)})"
+    )
     try:
         # The stored rows of the keys the change touches (a null dimension is a key too).
         match = " AND ".join(f"k.{c} IS NOT DISTINCT FROM r.{c}" for c in rollup.keys)
-        touched = (
-            f"EXISTS (SELECT 1 FROM (SELECT * FROM {_OLD} UNION ALL BY NAME "
-            f"SELECT * FROM {_NEW}) k WHERE {match})"
-        )
+        touched = f"EXISTS (SELECT 1 FROM {_DELTA} k WHERE {match})"
         mine = store_predicate(store_id, "r")
-        stored = f"SELECT * FROM {table} r WHERE {mine} AND {touched}"
+        stored = f"SELECT *, 1 AS quarry_sign FROM {table} r WHERE {mine} AND {touched}"
         cursor.execute(
             f"CREATE OR REPLACE TEMP TABLE {_MERGED} AS "
-            + _merge_sql(
-                rollup, [(stored, 1), (f"SELECT * FROM {_OLD}", -1), (f"SELECT * FROM {_NEW}", 1)]
-            )
+            + _merge_sql(rollup, f"{stored} UNION ALL BY NAME SELECT * FROM {_DELTA}")
         )
         cursor.execute(f"DELETE FROM {table} r WHERE {mine} AND {touched}")
         _insert(cursor, rollup, f"SELECT * FROM {_MERGED}")
     finally:
-        for name in (_OLD, _NEW, _MERGED):
+        for name in (_DELTA, _MERGED):
             cursor.execute(f"DROP TABLE IF EXISTS {name}")
 
 
-def _merge_sql(rollup: RollupSet, signed: Iterable[tuple[str, int]]) -> str:
-    """Rows of the same key summed, each relation's counts and sums times its sign; a key
-    left without events goes, a sum left without its events is null again."""
-    parts = " UNION ALL BY NAME ".join(
-        f"SELECT *, {sign} AS quarry_sign FROM ({sql})" for sql, sign in signed
-    )
+def _merge_sql(rollup: RollupSet, signed: str) -> str:
+    """The rows of `signed` (rollup rows with a quarry_sign) of the same key summed, each
+    count and sum times its row's sign; a key left without events goes, a sum left
+    without its events is null again."""
     select = list(rollup.keys)
-    if rollup.grain == "day":
-        # Any event's instant of the store-local day serves (the planner only filters days
-        # on whole days); the earliest left is as good as the earliest.
-        select.append("min(happened_at) AS happened_at")
+    # Any event's instant serves (the planner reads a day's only to filter whole days, an
+    # hour's start in the account zone only where it is the same for every event).
+    select += [f"min({column}) AS {column}" for column in rollup.instants]
     for name, _, _ in count_columns():
         select.append(f"CAST(sum({name} * quarry_sign) AS BIGINT) AS {name}")
     select.append(f"CAST(sum({ORDERS} * quarry_sign) AS BIGINT) AS {ORDERS}")
@@ -156,7 +158,7 @@ def _merge_sql(rollup: RollupSet, signed: Iterable[tuple[str, int]]) -> str:
         )
     groups = ", ".join(str(k + 1) for k in range(len(rollup.keys)))
     return (
-        f"SELECT {', '.join(select)} FROM ({parts}) GROUP BY {groups} "
+        f"SELECT {', '.join(select)} FROM ({signed}) GROUP BY {groups} "
         f"HAVING sum({EVENTS} * quarry_sign) > 0"
     )
 

@@ -104,9 +104,16 @@ class RollupSet:
         return ("store_id", "currency", *time, *self.dims)
 
     @property
+    def instants(self) -> tuple[str, ...]:
+        """Columns beside the keys that hold one instant of the row, any event's: a day
+        row's `happened_at`; an hour row's start in the account's zone, as the facts'
+        `happened_at_account` (exact where the planner reads it: see planner.py)."""
+        return ("happened_at_account",) if self.grain == "hour" else ("happened_at",)
+
+    @property
     def key_columns(self) -> tuple[str, ...]:
-        """keys, and happened_at where it is not one: every column before the counts."""
-        return self.keys if self.grain == "hour" else (*self.keys, "happened_at")
+        """keys and instants: every column before the counts."""
+        return (*self.keys, *self.instants)
 
 
 # Smallest first: the planner takes the first set that answers a query exactly. Measured
