@@ -15,10 +15,14 @@ ROOT = Path(__file__).resolve().parents[2]
 QUERIES = (
     "monthly_trend", "store_breakdown", "top_products", "weekly_customers",
     "compare_previous_period", "store_membership", "dst_week", "jpy_store",
+    "monthly_by_store", "store_month_days",
 )  # fmt: skip
 EXPECTED = {
     "sync": ["sync.full.orders_per_second", "sync.incremental.merge_seconds"],
-    "query": [f"query.{name}.{p}" for name in QUERIES for p in ("p50", "p95")],
+    "query": [
+        *(f"query.{name}.{p}" for name in QUERIES for p in ("p50", "p95", "facts_only.p50")),
+        "rollups.size_share",
+    ],
     "records": [
         "records.page_filtered.p50", "records.deep_page.p50", "records.by_id.p50",
         "records.throughput_16",
