@@ -88,13 +88,12 @@ def presence_column(measure: str, flt: Filter | None) -> str:
 @dataclass(frozen=True)
 class RollupSet:
     """One rollup table: its grain (`hour`: UTC hours; `day`: store-local days) and the
-    fact columns it groups by beside store, currency and store-local date. `line_level`:
-    its dimensions are per line (a product), across which `orders` does not add up."""
+    fact columns it groups by beside store, currency and store-local date: order-level
+    ones only, across which `orders` adds up (planner.py)."""
 
     table: str
     grain: str  # hour | day
     dims: tuple[str, ...] = ()
-    line_level: bool = False
 
     @property
     def keys(self) -> tuple[str, ...]:

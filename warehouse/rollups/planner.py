@@ -14,8 +14,9 @@ reads only those runs unchanged on it once four things are swapped:
   sum (returns, recorded costs) the sum of its own column. Any other aggregate (distinct
   customers, counts, min, max, median, averages) is not additive: the facts answer.
 
-A line-level set (products) answers `orders` only when the query groups by every one of
-its dimensions and never adds groups together (no totals, GROUP_TOTALS, nor TOP's Other).
+Every set's dimensions are order-level (store, channel, billing country), across which
+`orders` adds up: a line-level set (products) would answer `orders` only grouped by all
+its dimensions, with no totals, GROUP_TOTALS or TOP's Other adding its groups up.
 """
 
 from __future__ import annotations
@@ -83,7 +84,6 @@ def choose(plan: Plan, enabled: bool = True) -> Choice:
     if any(p is None for p in parts):
         return Choice(plan, FACTS_SOURCE)
     summed = [p for p in parts if p is not None]
-    counts_orders = any(p.sql == f"SUM(t.{ORDERS})" for p in summed)
     local = plan.local_sql.text
     time_dims = [d for d in plan.dims if d.granularity is not None]
     grains = {g for g in [plan.granularity, *(d.granularity for d in time_dims)] if g}
@@ -95,8 +95,6 @@ def choose(plan: Plan, enabled: bool = True) -> Choice:
     windows = [plan.window, *(c.window for c in plan.comparisons)]
     for rollup in SETS:
         if not needed <= {"store_id", "currency", *rollup.dims}:
-            continue
-        if rollup.line_level and counts_orders and not _orders_add_up(plan, rollup):
             continue
         if not _exact(plan, rollup, grains, windows):
             continue
@@ -152,17 +150,6 @@ def _columns(plan: Plan, time_dims: list[Column]) -> set[str] | None:
     if out & {"happened_at", "happened_at_store", "happened_at_account", "store_date"}:
         return None
     return out
-
-
-def _orders_add_up(plan: Plan, rollup: RollupSet) -> bool:
-    """Is every group's `orders` one row's of a line-level set: the query groups by all its
-    dimensions, and no total, group total or Other row adds its groups up?"""
-    grouped = {(d.sql or "").removeprefix("t.") for d in plan.dims}
-    if not set(rollup.dims) <= grouped:
-        return False
-    if plan.totals or plan.group_total_levels:
-        return False
-    return plan.top is None or plan.top.only
 
 
 def _kept_stores(cond: RCond | None) -> set[str] | None:
