@@ -36,9 +36,12 @@ async def get_reader(request: Request) -> WarehouseReader:
 
 async def query_limits(settings: Annotated[Settings, Depends(get_settings)]) -> Limits:
     """The limits every query runs under, from QUARRY_QUERY_TIMEOUT_SECONDS and
-    QUARRY_QUERY_MAX_GROUPS. A dependency of its own so that tests can lower them."""
+    QUARRY_QUERY_MAX_GROUPS, and whether rollups may answer (QUARRY_ROLLUPS). A dependency
+    of its own so that tests can lower them."""
     return Limits(
-        max_groups=settings.query_max_groups, timeout_seconds=settings.query_timeout_seconds
+        max_groups=settings.query_max_groups,
+        timeout_seconds=settings.query_timeout_seconds,
+        rollups=settings.rollups,
     )
 
 

@@ -56,7 +56,7 @@ def json_formatter() -> logging.Formatter:
         structlog.processors.TimeStamper(fmt="iso", utc=True, key="time"),
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
-        structlog.stdlib.ExtraAdder(allow=("request_id",)),
+        structlog.stdlib.ExtraAdder(allow=("request_id", "query_source")),
         # Here, not among the processors: the formatter clears the record's traceback
         # before those run.
         _exception_text,

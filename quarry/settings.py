@@ -84,6 +84,10 @@ class Settings(BaseSettings):
     # estimated result has more rows than this before TIMESERIES fills gaps.
     query_timeout_seconds: float = Field(default=30.0, gt=0)
     query_max_groups: int = Field(default=100_000, ge=1)
+    # POST /v1/query: answer from the sales rollups where one gives the facts' answer
+    # exactly (warehouse.rollups); off (QUARRY_ROLLUPS=off) reads the facts always. The
+    # sync writes the rollups either way.
+    rollups: bool = True
     # GET /metrics (Prometheus) on the API: off unless asked for; with a token, only a
     # request sending it as `Authorization: Bearer <token>` is answered (it names stores).
     metrics: bool = False

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from warehouse.rollups import definitions as rollups
+
 MONEY = pa.decimal128(18, 2)
 RATE = pa.decimal128(24, 10)
 TS = pa.timestamp("us", tz="UTC")
@@ -28,6 +30,8 @@ class TableSpec:
     parent_key: str | None = None
     parent_table: str | None = None
     partitioned: bool = True
+    # Rollup tables: the table whose rows they sum (warehouse.rollups), written with it.
+    rollup_of: str | None = None
 
 
 def _schema(*cols: tuple[str, pa.DataType]) -> pa.Schema:
@@ -272,6 +276,23 @@ EXCHANGE_RATES = TableSpec(
     partitioned=False,
 )
 
+
+def _rollup_spec(rollup: rollups.RollupSet) -> TableSpec:
+    """A rollup set's table (warehouse.rollups.definitions): its keys, counts and sums, each
+    sum of the facts' type (money stays DECIMAL(18,2): a store's bucket never nears it)."""
+    facts = SALES.schema
+    key_types = {"happened_at": TS, "happened_at_account": LOCAL_TS, "store_date": pa.date32()}
+    columns = [(k, key_types.get(k, STR)) for k in rollup.key_columns]
+    columns += [(name, INT) for name, _, _ in rollups.count_columns()]
+    columns.append((rollups.ORDERS, INT))
+    columns += [(name, facts.field(m).type) for name, m, _ in rollups.stored_measures()]
+    return TableSpec(
+        rollup.table, _schema(*columns), primary_key=rollup.keys, rollup_of=rollups.FACTS
+    )
+
+
+ROLLUPS: dict[str, TableSpec] = {r.table: _rollup_spec(r) for r in rollups.SETS}
+
 TABLES: dict[str, TableSpec] = {
     t.name: t
     for t in (
@@ -285,6 +306,7 @@ TABLES: dict[str, TableSpec] = {
         DRAFT_ORDERS,
         SALES,
         EXCHANGE_RATES,
+        *ROLLUPS.values(),
     )
 }
 

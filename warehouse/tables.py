@@ -138,11 +138,24 @@ def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
     statements = missing_ddl(con)
     if not statements:
         return
+    new_rollups = [
+        name
+        for name, table_spec in TABLES.items()
+        if table_spec.rollup_of is not None
+        and any(s.startswith(f"CREATE TABLE {qualified(name)} ") for s in statements)
+    ]
     cursor = con.cursor()
     try:
         with transaction(cursor):
             for statement in statements:
                 cursor.execute(statement)
+            if new_rollups:
+                # A lake from before the rollups: they start as the sums of the facts it
+                # holds, in the transaction that creates them. Imported here: the rollups'
+                # builder reads this module's helpers.
+                from warehouse.rollups.build import fill
+
+                fill(cursor, new_rollups)
     finally:
         cursor.close()
 

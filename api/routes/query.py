@@ -33,6 +33,7 @@ from warehouse.reader import WarehouseReader
 router = APIRouter(prefix="/v1", tags=["query"])
 
 CSV_MEDIA_TYPE = "text/csv"
+SOURCE_HEADER = "X-Quarry-Source"
 # What the endpoint can answer, in its order of preference when Accept ranks them equally.
 _OFFERS = (JSON_MEDIA_TYPE, CSV_MEDIA_TYPE)
 
@@ -181,7 +182,8 @@ def query_result(
 
 def _render(result: Result, media_type: str) -> Response:
     # The body depends on Accept: say so to any cache in between (no-store aside).
-    headers = {"Vary": "Accept"}
+    # X-Quarry-Source: whether a rollup or the facts answered (docs/query-language.md).
+    headers = {"Vary": "Accept", SOURCE_HEADER: result.source}
     if media_type == CSV_MEDIA_TYPE:
         titles, rows = result.table()
         text = csv_text(titles, rows)

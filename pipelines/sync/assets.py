@@ -36,7 +36,10 @@ from warehouse.modelled.exchange_rates import RATES_END, RATES_START, write_rate
 from warehouse.schemas import SOURCE_DATASETS, TABLES
 
 GROUP = "warehouse"
-STORE_TABLES: tuple[str, ...] = tuple(n for n, s in TABLES.items() if s.partitioned)
+# Rollup tables are written in the sales step (warehouse.rollups): no asset of their own.
+STORE_TABLES: tuple[str, ...] = tuple(
+    n for n, s in TABLES.items() if s.partitioned and s.rollup_of is None
+)
 
 
 def pool(table: str) -> str:

@@ -17,6 +17,7 @@ from registry.accounts import create_account, create_store
 from registry.keys import create_key
 from tests.api.world import World
 from warehouse.pages import ChangePage
+from warehouse.rollups import build as rollups
 from warehouse.schemas import EXCHANGE_RATES, SALES
 from warehouse.snapshots import record_snapshot
 from warehouse.writer import StoreWriter, upsert_rows
@@ -131,4 +132,6 @@ def write_sales(
     sale of the store), then the store's new snapshot (with every rate written so far)."""
     table = rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(rows, SALES.schema)
     StoreWriter(world.lake, store_id).apply(ChangePage({"sales": table}), full=full, first=full)
+    # The sync's sales step writes the rollups with the rows: so does this page.
+    rollups.rebuild(world.lake, [store_id])
     record_snapshot(world.registry, store_id, world.lake.version())

@@ -126,6 +126,23 @@ def test_total_sales_is_exact_across_currencies(client: Client, q: QueryAccount)
     assert '"rows":[{"total_sales":161.31}]' in response.text  # a number, cents kept
 
 
+def test_the_source_that_answered_is_a_header(
+    client: Client, make_client: Any, q: QueryAccount
+) -> None:
+    """A monthly total over every store in New York: the hour rollup answers it, exactly as
+    the facts do (QUARRY_ROLLUPS=off); a distinct count only the facts can answer."""
+    query = "FROM sales SHOW total_sales, orders TIMESERIES month SINCE 2024-03-01 UNTIL 2024-03-31"
+    rolled = post(client, q.keys["all"], {"query": query})
+    assert rolled.status_code == 200, rolled.text
+    assert rolled.headers["x-quarry-source"] == "rollup"
+    off = post(make_client(rollups=False), q.keys["all"], {"query": query})
+    assert off.headers["x-quarry-source"] == "facts"
+    assert decode(off.text) == decode(rolled.text)
+    customers = post(client, q.keys["all"], {"query": "FROM sales SHOW customers SINCE 2024-03-01"})
+    assert customers.status_code == 200, customers.text
+    assert customers.headers["x-quarry-source"] == "facts"
+
+
 @pytest.mark.parametrize("condition", ["= 'a\x00b'", "IN ('Tee', 'a\x00b')", "!= 'a\x00b'"])
 def test_text_with_a_nul_byte_is_compared_like_any_other(
     client: Client, q: QueryAccount, condition: str

@@ -17,6 +17,7 @@ QUERIES = (
     "compare_previous_period", "store_membership", "dst_week", "jpy_store",
     "minutes_30_days", "hours_year", "country_top_products_daily", "customers_by_first_order",
     "returning_customers_monthly",
+    "monthly_by_store", "store_month_days",
 )  # fmt: skip
 EXPECTED = {
     "fleet": [
@@ -27,7 +28,10 @@ EXPECTED = {
         )
     ],
     "sync": ["sync.full.orders_per_second", "sync.incremental.merge_seconds"],
-    "query": [f"query.{name}.{p}" for name in QUERIES for p in ("p50", "p95")],
+    "query": [
+        *(f"query.{name}.{p}" for name in QUERIES for p in ("p50", "p95", "facts_only.p50")),
+        "rollups.size_share",
+    ],
     "records": [
         "records.page_filtered.p50", "records.deep_page.p50", "records.by_id.p50",
         "records.throughput_16",

@@ -43,6 +43,7 @@ import duckdb
 import pyarrow as pa
 
 from warehouse.lake import Lake
+from warehouse.rollups import build as rollups
 from warehouse.schemas import SALES, SOURCE_DATASETS
 from warehouse.tables import (
     clustering_key,
@@ -368,22 +369,43 @@ def write_store_sales(
     their rows are read from the files written after it (_order_views).
 
     The model's rows go from DuckDB's query straight into the table (INSERT ... SELECT):
-    no Arrow copy of a store's events in Python, which cost about as much as the query."""
+    no Arrow copy of a store's events in Python, which cost about as much as the query.
+    The store's rollups (warehouse.rollups) change in the same transaction: rebuilt from
+    the written rows, or for some orders changed by those orders' old and new events."""
     sql = _sales_sql(store_timezone=store_timezone, account_timezone=account_timezone)
     where = store_predicate(store_id)
+    columns = select_columns(SALES.name)
     with lake.transaction(author=store_id, message="sales") as cursor:
         _order_views(cursor, store_id, order_ids, since)
-        if order_ids is not None:
-            where += f" AND order_id IN (SELECT id FROM {_WANTED})"
+        if order_ids is None:
+            cursor.execute(f"DELETE FROM {qualified(SALES.name)} WHERE {where}")
+            row = cursor.execute(
+                f"INSERT INTO {qualified(SALES.name)} ({columns}) SELECT {columns} FROM ({sql})"
+            ).fetchone()
+            rollups.write_store(cursor, store_id)
+            return int(row[0]) if row else 0
+        # The changed orders' events before and after, kept for their rollup rows' change
+        # (a few orders' rows: the model already reads them into temporary tables).
+        where += f" AND order_id IN (SELECT id FROM {_WANTED})"
+        cursor.execute(
+            f"CREATE OR REPLACE TEMP TABLE {_OLD_EVENTS} AS "
+            f"SELECT * FROM {qualified(SALES.name)} WHERE {where}"
+        )
+        cursor.execute(
+            f"CREATE OR REPLACE TEMP TABLE {_NEW_EVENTS} AS SELECT {columns} FROM ({sql})"
+        )
         cursor.execute(f"DELETE FROM {qualified(SALES.name)} WHERE {where}")
-        columns = select_columns(SALES.name)
         row = cursor.execute(
-            f"INSERT INTO {qualified(SALES.name)} ({columns}) SELECT {columns} FROM ({sql})"
+            f"INSERT INTO {qualified(SALES.name)} ({columns}) SELECT {columns} FROM {_NEW_EVENTS}"
         ).fetchone()
+        rollups.apply_change(cursor, store_id, _OLD_EVENTS, _NEW_EVENTS)
+        for name in (_OLD_EVENTS, _NEW_EVENTS):
+            cursor.execute(f"DROP TABLE {name}")
     return int(row[0]) if row else 0
 
 
 _WANTED = "wanted_orders"
+_OLD_EVENTS, _NEW_EVENTS = "quarry_old_sales", "quarry_new_sales"
 _OLDER = "older_orders"
 # The column naming each order table's order.
 _ORDER_KEY = {name: "id" if name == "orders" else "order_id" for name in ORDER_TABLES}

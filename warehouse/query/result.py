@@ -40,6 +40,10 @@ class QueryResult:
     # (row index -> the dimension folded into it).
     derived: dict[str, Derivation] = field(default_factory=dict)
     remainders: dict[int, str] = field(default_factory=dict)
+    # Quarry's own: which source answered, "facts" or "rollup" (the X-Quarry-Source
+    # header), and the rollup table when one did.
+    source: str = "facts"
+    source_table: str | None = None
 
     def table(self) -> tuple[list[str], list[list[Any]]]:
         """The rows as a plain table: the column titles, then each row's values in column

@@ -1,0 +1,184 @@
+"""Rollup rows from the sales facts: a store's all at once, or changed by a sync's orders.
+
+Both run on the cursor of the transaction that writes the store's sales rows
+(warehouse.modelled.sales.write_store_sales), so a published snapshot never holds facts
+and rollups that disagree; `rebuild` does the same from the facts alone, for maintenance.
+
+An incremental sync does not read the store's facts again: a rollup row is sums and
+counts, so the rows its orders touch become (what they held) - (the aggregate of the
+orders' old events) + (that of their new events). `orders` subtracts like the rest: the
+changed orders' `order` events are counted in their old and new rows alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import duckdb
+
+from warehouse.lake import Lake
+from warehouse.rollups.definitions import (
+    EVENTS,
+    ORDERS,
+    SETS,
+    RollupSet,
+    count_columns,
+    presence_column,
+    stored_measures,
+)
+from warehouse.schemas import TABLES
+from warehouse.tables import duckdb_type, qualified, select_columns, store_predicate
+
+# A UTC hour's start, whatever the session's zone (date_trunc on a TIMESTAMPTZ truncates in
+# the session's zone).
+_HOUR = "to_timestamp((epoch_us(t.happened_at) // 3600000000) * 3600)"
+_STORE_DATE = "CAST(t.happened_at_store AS DATE)"
+
+
+def _type(rollup: RollupSet, column: str) -> str:
+    return duckdb_type(TABLES[rollup.table].schema.field(column).type)
+
+
+def aggregate_sql(rollup: RollupSet, source: str) -> str:
+    """The rollup rows of the fact rows in relation `source` (SALES's columns)."""
+    keys = [
+        "t.store_id AS store_id",
+        "t.currency AS currency",
+        *([f"{_HOUR} AS happened_at"] if rollup.grain == "hour" else []),
+        f"{_STORE_DATE} AS store_date",
+        *(f"t.{d} AS {d}" for d in rollup.dims),
+    ]
+    select = list(keys)
+    if rollup.grain == "day":
+        select.append("min(t.happened_at) AS happened_at")
+    else:
+        # The hour's start in the account's zone: an event's local time less its time into
+        # the hour (exact when the zone's hours start on UTC hours).
+        select.append(
+            f"min(t.happened_at_account - (t.happened_at - {_HOUR})) AS happened_at_account"
+        )
+    for name, column, flt in count_columns():
+        counted = "*" if column is None else f"t.{column}"
+        where = f" FILTER (WHERE {flt.sql})" if flt is not None else ""
+        select.append(f"count({counted}){where} AS {name}")
+    select.append(f"count(DISTINCT t.order_id) FILTER (WHERE t.event_type = 'order') AS {ORDERS}")
+    for name, column, flt in stored_measures():
+        where = f" FILTER (WHERE {flt.sql})" if flt is not None else ""
+        select.append(f"CAST(sum(t.{column}){where} AS {_type(rollup, name)}) AS {name}")
+    groups = ", ".join(str(k + 1) for k in range(len(keys)))
+    return f"SELECT {', '.join(select)} FROM {source} t GROUP BY {groups}"
+
+
+def _insert(cursor: duckdb.DuckDBPyConnection, rollup: RollupSet, select: str) -> None:
+    columns = select_columns(rollup.table)
+    # Written in key order, so each file covers a narrow range of days.
+    order = ", ".join(rollup.keys)
+    cursor.execute(
+        f"INSERT INTO {qualified(rollup.table)} ({columns}) "
+        f"SELECT {columns} FROM ({select}) ORDER BY {order}"
+    )
+
+
+def write_store(cursor: duckdb.DuckDBPyConnection, store_id: str) -> None:
+    """Replace every rollup row of the store with those of its facts as `cursor` sees them
+    (inside the sales transaction: the rows it just wrote)."""
+    facts = f"(SELECT * FROM {qualified('sales')} WHERE {store_predicate(store_id)})"
+    for rollup in SETS:
+        cursor.execute(f"DELETE FROM {qualified(rollup.table)} WHERE {store_predicate(store_id)}")
+        _insert(cursor, rollup, aggregate_sql(rollup, facts))
+
+
+def fill(cursor: duckdb.DuckDBPyConnection, tables: Iterable[str]) -> None:
+    """Fill the (new, empty) rollup `tables` from every store's facts."""
+    facts = qualified("sales")
+    for rollup in SETS:
+        if rollup.table in tables:
+            _insert(cursor, rollup, aggregate_sql(rollup, facts))
+
+
+def apply_change(
+    cursor: duckdb.DuckDBPyConnection, store_id: str, old_events: str, new_events: str
+) -> None:
+    """Bring the store's rollup rows from `old_events` (the changed orders' fact rows before
+    the change, a relation on the cursor) to `new_events` (their rows after it)."""
+    for rollup in SETS:
+        _apply(cursor, store_id, rollup, old_events, new_events)
+
+
+_DELTA, _MERGED = "quarry_rollup_delta", "quarry_rollup_merged"
+
+
+def _apply(
+    cursor: duckdb.DuckDBPyConnection,
+    store_id: str,
+    rollup: RollupSet,
+    old_events: str,
+    new_events: str,
+) -> None:
+    table = qualified(rollup.table)
+    # The change as signed rows: the old events' aggregate to take away, the new ones' to add.
+    cursor.execute(
+        f"CREATE OR REPLACE TEMP TABLE {_DELTA} AS "
+        f"SELECT *, -1 AS quarry_sign FROM ({aggregate_sql(rollup, old_events)}) "
+        f"UNION ALL BY NAME SELECT *, 1 AS quarry_sign FROM ({aggregate_sql(rollup, new_events)})"
+    )
+    try:
+        # The stored rows of the keys the change touches (a null dimension is a key too).
+        match = " AND ".join(f"k.{c} IS NOT DISTINCT FROM r.{c}" for c in rollup.keys)
+        touched = f"EXISTS (SELECT 1 FROM {_DELTA} k WHERE {match})"
+        mine = store_predicate(store_id, "r")
+        stored = f"SELECT *, 1 AS quarry_sign FROM {table} r WHERE {mine} AND {touched}"
+        cursor.execute(
+            f"CREATE OR REPLACE TEMP TABLE {_MERGED} AS "
+            + _merge_sql(rollup, f"{stored} UNION ALL BY NAME SELECT * FROM {_DELTA}")
+        )
+        cursor.execute(f"DELETE FROM {table} r WHERE {mine} AND {touched}")
+        _insert(cursor, rollup, f"SELECT * FROM {_MERGED}")
+    finally:
+        for name in (_DELTA, _MERGED):
+            cursor.execute(f"DROP TABLE IF EXISTS {name}")
+
+
+def _merge_sql(rollup: RollupSet, signed: str) -> str:
+    """The rows of `signed` (rollup rows with a quarry_sign) of the same key summed, each
+    count and sum times its row's sign; a key left without events goes, a sum left
+    without its events is null again."""
+    select = list(rollup.keys)
+    # Any event's instant serves (the planner reads a day's only to filter whole days, an
+    # hour's start in the account zone only where it is the same for every event).
+    select += [f"min({column}) AS {column}" for column in rollup.instants]
+    for name, _, _ in count_columns():
+        select.append(f"CAST(sum({name} * quarry_sign) AS BIGINT) AS {name}")
+    select.append(f"CAST(sum({ORDERS} * quarry_sign) AS BIGINT) AS {ORDERS}")
+    for name, column, flt in stored_measures():
+        present = presence_column(column, flt)
+        select.append(
+            f"CASE WHEN sum({present} * quarry_sign) > 0 THEN "
+            f"CAST(sum({name} * quarry_sign) AS {_type(rollup, name)}) END AS {name}"
+        )
+    groups = ", ".join(str(k + 1) for k in range(len(rollup.keys)))
+    return (
+        f"SELECT {', '.join(select)} FROM ({signed}) GROUP BY {groups} "
+        f"HAVING sum({EVENTS} * quarry_sign) > 0"
+    )
+
+
+def rebuild(lake: Lake, store_ids: Iterable[str] | None = None) -> list[str]:
+    """Rebuild the rollups of `store_ids` (every store with facts or rollups when None)
+    from the sales facts, one transaction per store; returns the stores rebuilt."""
+    if store_ids is None:
+        cursor = lake.cursor()
+        try:
+            union = " UNION ".join(
+                f"SELECT DISTINCT store_id FROM {qualified(name)}"
+                for name in ("sales", *(r.table for r in SETS))
+            )
+            store_ids = sorted(row[0] for row in cursor.execute(union).fetchall())
+        finally:
+            cursor.close()
+    done = []
+    for store_id in store_ids:
+        with lake.transaction(author=store_id, message="rollups") as cursor:
+            write_store(cursor, store_id)
+        done.append(store_id)
+    return done
