@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from pydantic_core import PydanticCustomError
 
+from exports.files.formats import FORMATS
 from warehouse.catalog import Dataset, FieldType
 from warehouse.query.checker import time_zones
 
@@ -225,7 +226,9 @@ class ExportSummary(BaseModel):
     id: str
     name: str
     entity_type: str
-    format: Literal["csv", "xlsx", "zip"]
+    # Every format of exports/files/formats.py: Parquet and JSON Lines are Quarry's
+    # additions to the contract's examples (docs/api.md).
+    format: str = Field(json_schema_extra={"enum": list(FORMATS)})
     runnable_via_api: bool = Field(description="False for schedule-only destinations (422).")
     last_run_at: datetime | None
     last_run_status: JobStatus | None

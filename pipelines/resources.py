@@ -15,7 +15,7 @@ from dagster import (
     RunsFilter,
 )
 from pydantic import PrivateAttr
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from pipelines.instance import STORE_NAME_TAG, WORKER_TAG, release_abandoned_runs
 from platforms.base import Connector
@@ -151,13 +151,31 @@ class ResyncStatus(ConfigurableResource):
         store is in progress."""
         if self._full:
             return "syncing"
-        running = instance.get_runs(
-            RunsFilter(
-                statuses=[DagsterRunStatus.STARTING, DagsterRunStatus.STARTED],
-                tags={FULL_TAG: "true", PARTITION_TAG: self._store_id or ""},
-            )
+        running = full_resync_running(instance, self._store_id or "", besides=self._run_id or "")
+        return "syncing" if running else "active"
+
+
+def full_resync_running(instance: DagsterInstance, store_id: str, *, besides: str = "") -> bool:
+    """Whether a full re-sync of `store_id` is starting or running (other than run
+    `besides`)."""
+    running = instance.get_runs(
+        RunsFilter(
+            statuses=[DagsterRunStatus.STARTING, DagsterRunStatus.STARTED],
+            tags={FULL_TAG: "true", PARTITION_TAG: store_id},
         )
-        return "syncing" if any(r.run_id != self._run_id for r in running) else "active"
+    )
+    return any(r.run_id != besides for r in running)
+
+
+def settle_syncing_stores(instance: DagsterInstance, registry: Registry) -> list[str]:
+    """Set `active` every store shown `syncing` whose full re-sync no longer runs (one
+    killed mid-run never ended it); the stores set."""
+    with registry.session() as session:
+        syncing = list(session.scalars(select(Store.id).where(Store.status == "syncing")))
+    settled = [s for s in syncing if not full_resync_running(instance, s)]
+    for store_id in settled:
+        set_store_status(registry, store_id, "active")
+    return settled
 
 
 def set_store_status(registry: Registry, store_id: str, status: str) -> None:

@@ -33,7 +33,12 @@ def test_the_source_tree_keeps_its_layers() -> None:
 
 def test_an_import_that_points_up_breaks_the_contract(tmp_path: Path) -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
-    (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
+    # The layers contract alone: the others name modules this bare tree does not have.
+    text = (ROOT / "pyproject.toml").read_text()
+    first = text.index("[[tool.importlinter.contracts]]")
+    (tmp_path / "pyproject.toml").write_text(
+        text[: text.index("[[tool.importlinter.contracts]]", first + 1)]
+    )
     for package in config["root_packages"]:
         (tmp_path / package).mkdir()
         (tmp_path / package / "__init__.py").write_text("")

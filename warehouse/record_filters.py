@@ -221,11 +221,14 @@ def _items(item: str) -> dict[str, Any]:
     return {"type": "string", "pattern": f"^(?:{one})(?:,(?:{one}))*$"}
 
 
-def filter_schema(kind: pa.DataType) -> dict[str, Any]:
+def filter_schema(kind: pa.DataType, allowed: Sequence[str] | None = None) -> dict[str, Any]:
     """The JSON Schema of one value of an equality filter over a column of `kind`, as
     `equality` reads it, for /openapi.json: a request the schema allows is never refused.
+    A field with a known set of values (`allowed`) admits only those, bare or quoted.
     Timestamps are described one per value (RFC 3339 date-time or date), which the server
     reads, though it also reads a comma list and other ISO 8601 forms (docs/api.md)."""
+    if allowed is not None:
+        return _items("|".join(re.escape(value) for value in allowed))
     if pa.types.is_integer(kind) or pa.types.is_decimal(kind):
         return _items(NUMBER)
     if pa.types.is_boolean(kind):

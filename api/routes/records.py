@@ -127,7 +127,10 @@ def _list_parameters(ds: Dataset) -> list[dict[str, Any]]:
                 "description": f"Equality filter on {item.name} ({_FILTER_HELP[item.type]}). "
                 "Comma-separated values or a repeated parameter mean OR; a value in double "
                 'quotes is literal ("a,b"); the bare word null matches a missing value.',
-                "schema": {"type": "array", "items": filter_schema(field_type(ds, item))},
+                "schema": {
+                    "type": "array",
+                    "items": filter_schema(field_type(ds, item), item.values),
+                },
                 "style": "form",
                 "explode": True,
             }

@@ -41,8 +41,9 @@ from pipelines.fleet.executor import fleet_executor
 from pipelines.fleet.probe import counts, probe_stores
 from pipelines.fleet.progress import FleetProgress
 from pipelines.fleet.store_sync import sync_store
+from pipelines.instance import release_abandoned_runs
 from pipelines.progress import RunOutcome
-from pipelines.resources import QuarryResource
+from pipelines.resources import QuarryResource, settle_syncing_stores
 from pipelines.run_logger import LOGGERS_CONFIG
 from pipelines.sync.snapshot import take_snapshot
 from quarry.errors import NotFound
@@ -72,6 +73,10 @@ def probe_fleet(
     quarry: QuarryResource,
     fleet_progress: ResourceParam[FleetProgress],
 ) -> Iterator[Output[Any] | DynamicOutput[list[dict[str, Any]]]]:
+    # What runs killed mid-way left: their pool slots, and a store shown `syncing` by a
+    # full re-sync that never ended.
+    release_abandoned_runs(context.instance, quarry.settings.role_id)
+    settle_syncing_stores(context.instance, quarry.registry)
     probes = probe_stores(quarry.settings, quarry.registry, quarry.lake, config.store_ids)
     progress = fleet_progress
     for probe in probes:

@@ -16,7 +16,7 @@ import pytest
 
 from quarry.settings import Settings
 from tests.factories import free_port
-from tests.roles.test_several_machines import descendants
+from tests.roles.deployment import descendants
 
 QUARRY = Path(sys.executable).with_name("quarry")
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,8 +15,8 @@ import pytest
 
 from cli import run
 from quarry.settings import Settings, load_settings
-from tests.factories import free_port
-from tests.roles.test_several_machines import descendants, wait_for
+from tests.factories import free_port, wait_for
+from tests.roles.deployment import descendants
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("several-machines")]
 
