@@ -161,10 +161,6 @@ def _newest_commits(lake: Lake) -> dict[str, int]:
     return {str(author): int(newest) for author, newest in rows}
 
 
-def stores_to_sync(probes: Iterable[StoreProbe]) -> list[StoreProbe]:
-    return [p for p in probes if p.needs_sync]
-
-
 def counts(probes: Iterable[StoreProbe]) -> Mapping[str, int]:
     """How many stores the tick synced, republished and left alone."""
     result = {"probed": 0, "to_sync": 0, "republished": 0, "unchanged": 0}
