@@ -42,7 +42,7 @@ def store_events(
             check_name=check.name,
             passed=check.passed,
             # Figures labelled with the store: the UI plots each label as its own line.
-            metadata={"store": label, **{f"{k} · {label}": v for k, v in check.metadata.items()}},
+            metadata={"store": label, **{f"{k} · {label}": v for k, v in check.figures.items()}},
             severity=AssetCheckSeverity.ERROR if check.blocking else AssetCheckSeverity.WARN,
             blocking=check.blocking,
             partition=partition,

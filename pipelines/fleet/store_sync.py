@@ -17,14 +17,12 @@ from pipelines.sync.dataset import DatasetSync, sync_dataset
 from pipelines.sync.measured import measured_step
 from pipelines.sync.sales import SalesBuild, build_sales
 from pipelines.sync.snapshot import SnapshotTaken, take_snapshot
-from pipelines.sync.table_stats import key_health
+from pipelines.sync.table_stats import CheckOutcome, table_checks
 from platforms.base import Connector, IncompleteSync
 from registry.db import Registry
 from warehouse.lake import Lake
 from warehouse.schemas import SOURCE_DATASETS
 from warehouse.snapshots import latest_snapshots
-
-PARENT_DATASETS = {tables[0]: dataset for dataset, tables in SOURCE_DATASETS.items()}
 
 # Hears each step of a store's sync as it ends: its step key as a run of `sync_stores`
 # names it (sync_orders, sales), whether it succeeded, its seconds and rows per table.
@@ -33,18 +31,6 @@ StepReport = Callable[[str, bool, float, dict[str, int]], None]
 
 def _ignore(_step: str, _success: bool, _seconds: float, _rows: dict[str, int]) -> None:
     pass
-
-
-@dataclass(frozen=True)
-class CheckOutcome:
-    """One asset check of one table of the store, as the per-store asset checks report it
-    (pipelines.sync.checks): `blocking` failures keep the snapshot from being published."""
-
-    table: str
-    name: str
-    passed: bool
-    blocking: bool
-    metadata: dict[str, int | str] = field(default_factory=dict)
 
 
 @dataclass
@@ -159,33 +145,9 @@ def _checks(
     full = since is None or any(r.full for r in result.datasets.values())
     tables = [t for tables in SOURCE_DATASETS.values() for t in tables] + ["sales"]
     for table in tables:
-        if not result.touched(table):
-            continue
-        health = key_health(lake, table, result.store_id, since=None if full else since)
-        checks.append(
-            CheckOutcome(
-                table,
-                "valid_keys",
-                health.duplicate_keys == 0 and health.null_keys == 0,
-                True,
-                {
-                    "rows": health.rows,
-                    "duplicate_keys": health.duplicate_keys,
-                    "rows_with_null_keys": health.null_keys,
-                },
-            )
-        )
-        dataset = PARENT_DATASETS.get(table)
-        if dataset is not None:
-            platform = connector.count(dataset)
-            checks.append(
-                CheckOutcome(
-                    table,
-                    "matches_platform",
-                    platform == health.rows,
-                    False,
-                    {"warehouse_rows": health.rows, "platform_records": platform},
-                )
+        if result.touched(table):
+            checks += table_checks(
+                lake, table, result.store_id, connector.count, since=None if full else since
             )
     for dataset in result.datasets:
         checks.append(CheckOutcome(SOURCE_DATASETS[dataset][0], "complete", True, True))

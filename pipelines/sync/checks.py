@@ -32,13 +32,10 @@ from dagster import (
 from pipelines.partitions import store_check_spec
 from pipelines.resources import FULL_TAG, QuarryResource
 from pipelines.sync.snapshot import changed_since
-from pipelines.sync.table_stats import key_columns, key_health
+from pipelines.sync.table_stats import PLATFORM_DATASETS, key_columns, table_checks
 from registry.accounts import list_stores
 from warehouse.schemas import SOURCE_DATASETS
 from warehouse.snapshots import latest_snapshots
-
-# Parent table -> the platform dataset its rows come from.
-PLATFORM_DATASETS = {tables[0]: dataset for dataset, tables in SOURCE_DATASETS.items()}
 
 
 def _specs(table: str) -> list[AssetCheckSpec]:
@@ -88,37 +85,26 @@ def check_table(
     """The results of every check of `table` for one store (or all when None). With
     `since`, the store's published lake version, keys are checked among the rows inserted
     after it (pipelines.sync.table_stats.key_health)."""
-    health = key_health(quarry.lake, table, store_id, since=since)
     label = quarry.store_label(store_id) if store_id is not None else None
     store = {"store": label} if label is not None else {}
 
     def figure(name: str) -> str:
         return name if label is None else f"{name} · {label}"
 
-    yield AssetCheckResult(
-        asset_key=table,
-        check_name="valid_keys",
-        passed=health.duplicate_keys == 0 and health.null_keys == 0,
-        metadata={
-            **store,
-            figure("rows"): health.rows,
-            figure("duplicate_keys"): health.duplicate_keys,
-            figure("rows_with_null_keys"): health.null_keys,
-        },
+    outcomes = table_checks(
+        quarry.lake,
+        table,
+        store_id,
+        lambda dataset: _platform_count(quarry, dataset, store_id),
+        since=since,
     )
-    if table in PLATFORM_DATASETS:
-        platform = _platform_count(quarry, PLATFORM_DATASETS[table], store_id)
-        warehouse = health.rows  # counted by key_health a moment ago
+    for outcome in outcomes:
         yield AssetCheckResult(
             asset_key=table,
-            check_name="matches_platform",
-            passed=platform == warehouse,
-            severity=AssetCheckSeverity.WARN,
-            metadata={
-                **store,
-                figure("warehouse_rows"): warehouse,
-                figure("platform_records"): platform,
-            },
+            check_name=outcome.name,
+            passed=outcome.passed,
+            severity=AssetCheckSeverity.ERROR if outcome.blocking else AssetCheckSeverity.WARN,
+            metadata={**store, **{figure(k): v for k, v in outcome.figures.items()}},
         )
 
 

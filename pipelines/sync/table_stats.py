@@ -3,9 +3,11 @@ DuckLake itself, so inlined rows and delete files count as readers see them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from warehouse.lake import Lake
+from warehouse.schemas import SOURCE_DATASETS
 from warehouse.tables import STORE_COLUMN, inserted_after, qualified, spec, store_predicate
 
 
@@ -80,3 +82,59 @@ def key_health(
     finally:
         cursor.close()
     return KeyHealth(rows=rows, duplicate_keys=int(duplicates), null_keys=null_rows)
+
+
+# Parent table -> the platform dataset its rows come from.
+PLATFORM_DATASETS = {tables[0]: dataset for dataset, tables in SOURCE_DATASETS.items()}
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """One asset check of one table: `blocking` failures keep the store's snapshot from
+    being published; `figures` are its metadata, unlabelled."""
+
+    table: str
+    name: str
+    passed: bool
+    blocking: bool
+    figures: dict[str, int | str] = field(default_factory=dict)
+
+
+def table_checks(
+    lake: Lake,
+    table: str,
+    store_id: str | None,
+    platform_count: Callable[[str], int],
+    *,
+    since: int | None = None,
+) -> list[CheckOutcome]:
+    """valid_keys of `table` for one store (or all when None; with `since`, among the rows
+    inserted after it: key_health), and matches_platform for a parent table, its row count
+    against `platform_count(dataset)`. What the per-store asset checks and a fleet batch
+    both report."""
+    health = key_health(lake, table, store_id, since=since)
+    outcomes = [
+        CheckOutcome(
+            table,
+            "valid_keys",
+            health.duplicate_keys == 0 and health.null_keys == 0,
+            True,
+            {
+                "rows": health.rows,
+                "duplicate_keys": health.duplicate_keys,
+                "rows_with_null_keys": health.null_keys,
+            },
+        )
+    ]
+    if table in PLATFORM_DATASETS:
+        platform = platform_count(PLATFORM_DATASETS[table])
+        outcomes.append(
+            CheckOutcome(
+                table,
+                "matches_platform",
+                platform == health.rows,  # counted by key_health a moment ago
+                False,
+                {"warehouse_rows": health.rows, "platform_records": platform},
+            )
+        )
+    return outcomes
