@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from sqlalchemy import func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -45,14 +45,27 @@ def store_count(session: Session) -> int:
 def store_labels(registry: Registry, store_id: str, max_stores: int) -> dict[str, str]:
     """`account_id` and `store_id` of a store's figures; `store_id` empty (the same as no
     label to Prometheus) once the registry holds more than `max_stores` stores."""
+    return stores_labels(registry, [store_id], max_stores)[store_id]
+
+
+def stores_labels(
+    registry: Registry, store_ids: Sequence[str], max_stores: int
+) -> dict[str, dict[str, str]]:
+    """store_labels of many stores, in one look at the registry."""
     try:
         with registry.session() as session:
-            store = session.get(Store, store_id)
-            account_id = store.account_id if store is not None else ""
+            found = session.execute(
+                select(Store.id, Store.account_id).where(Store.id.in_(list(store_ids)))
+            )
+            accounts: dict[str, str] = {store: account for store, account in found}
             per_store = store_count(session) <= max_stores
     except SQLAlchemyError:
-        return {"account_id": "", "store_id": ""}  # measuring never fails the work
-    return {"account_id": account_id, "store_id": store_id if per_store else ""}
+        # Measuring never fails the work.
+        return {s: {"account_id": "", "store_id": ""} for s in store_ids}
+    return {
+        s: {"account_id": accounts.get(s, ""), "store_id": s if per_store else ""}
+        for s in store_ids
+    }
 
 
 def write_tally(registry: Registry, tally: Tally = TALLY) -> None:

@@ -15,7 +15,7 @@ import atexit
 import fcntl
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -305,6 +305,20 @@ def _file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+# The author of commits that are no store's own (exchange rates).
+GLOBAL_AUTHOR = "global"
+# SQL: the stores (or "global") whose rows the commit of a `snapshots()` row wrote.
+AUTHORS = "string_split(coalesce(author, ''), ',')"
+
+
+def commit_author(stores: str | Iterable[str]) -> str:
+    """The author of a commit: the store id (or "global"), or the ids of the stores it
+    writes, comma-separated (store ids are [a-z0-9_]). Read back with AUTHORS."""
+    if isinstance(stores, str):
+        return stores
+    return ",".join(sorted(set(stores)))
+
+
 class Lake:
     """A process's handle on the lake: one DuckDB connection, attached on first use, whose
     cursors serve any thread, and write transactions under the write lock."""
@@ -326,15 +340,20 @@ class Lake:
         return quiet_cursor(self.connection)
 
     @contextmanager
-    def transaction(self, *, author: str, message: str) -> Iterator[duckdb.DuckDBPyConnection]:
+    def transaction(
+        self, *, author: str | Iterable[str], message: str
+    ) -> Iterator[duckdb.DuckDBPyConnection]:
         """A cursor inside one write transaction, committed when the block ends (rolled back
         if it raises), holding the lake's write lock throughout. `author` and `message`
-        label the snapshot the commit makes: the store id (or "global") and the operation.
-        A transaction that changes nothing makes no snapshot."""
+        label the snapshot the commit makes: the store id, the ids of the stores a fleet
+        batch writes together (commit_author), or "global"; and the operation. A
+        transaction that changes nothing makes no snapshot."""
         cursor = self.cursor()
         try:
             with write_lock(self.settings), transaction(cursor):
-                cursor.execute(f"CALL {LAKE}.set_commit_message(?, ?)", [author, message])
+                cursor.execute(
+                    f"CALL {LAKE}.set_commit_message(?, ?)", [commit_author(author), message]
+                )
                 yield cursor
         finally:
             cursor.close()

@@ -31,7 +31,7 @@ import duckdb
 
 from quarry.settings import Settings
 from registry.db import Registry
-from warehouse.lake import LAKE, quiet_cursor
+from warehouse.lake import AUTHORS, LAKE, quiet_cursor
 from warehouse.lake import connect as connect_lake
 from warehouse.schemas import TABLES, TableSpec
 from warehouse.snapshots import latest_snapshots, pin, release
@@ -73,23 +73,23 @@ def scan_versions(cursor: duckdb.DuckDBPyConnection, snapshot: Snapshot) -> dict
     snapshot's newest when no commit of that store came in between (the same rows, and
     one scan of the table for all such stores instead of one per version).
 
-    Every write of a store's rows names the store as its commit's author (warehouse.writer),
-    and snapshot ids are consecutive: a gap means an expired snapshot whose author is
-    unknown, and the store keeps its own version."""
+    Every write of a store's rows names the store among its commit's authors
+    (warehouse.lake.commit_author), and snapshot ids are consecutive: a gap means an
+    expired snapshot whose authors are unknown, and the store keeps its own version."""
     versions = dict(snapshot.versions)
     if len(set(versions.values())) <= 1:
         return versions
     newest, oldest = max(versions.values()), min(versions.values())
     commits = dict(
         cursor.execute(
-            f"SELECT snapshot_id, author FROM {LAKE}.snapshots() "
+            f"SELECT snapshot_id, {AUTHORS} FROM {LAKE}.snapshots() "
             "WHERE snapshot_id > ? AND snapshot_id <= ?",
             [oldest, newest],
         ).fetchall()
     )
     for store, version in versions.items():
         between = range(version + 1, newest + 1)
-        if all(v in commits and commits[v] != store for v in between):
+        if all(v in commits and store not in commits[v] for v in between):
             versions[store] = newest
     return versions
 

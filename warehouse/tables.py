@@ -11,6 +11,7 @@ attaches the lake.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import duckdb
 import pyarrow as pa
@@ -88,10 +89,16 @@ def store_literal(store_id: str) -> str:
     return f"'{store_id}'"
 
 
-def store_predicate(store_id: str, alias: str | None = None) -> str:
-    """SQL selecting one store's rows, e.g. `t.store_id = 'st_1'`."""
+def store_predicate(store_id: str | Iterable[str], alias: str | None = None) -> str:
+    """SQL selecting one store's rows, e.g. `t.store_id = 'st_1'`, or several stores' (a
+    fleet batch writes many stores in one statement): `t.store_id IN ('st_1', 'st_2')`."""
     column = f"{alias}.{STORE_COLUMN}" if alias else STORE_COLUMN
-    return f"{column} = {store_literal(store_id)}"
+    if isinstance(store_id, str):
+        return f"{column} = {store_literal(store_id)}"
+    stores = sorted(set(store_id))
+    if not stores:
+        raise ValueError("a store predicate needs at least one store")
+    return f"{column} IN ({', '.join(map(store_literal, stores))})"
 
 
 def inserted_after(version: int) -> str:

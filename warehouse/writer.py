@@ -17,11 +17,14 @@ Readers never see a half-applied sync: they read the snapshot published for the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from warehouse.lake import Lake
+from warehouse.lake import GLOBAL_AUTHOR, Lake
 from warehouse.pages import (
     ChangePage,
     child_specs,
@@ -193,7 +196,7 @@ def upsert_rows(lake: Lake, table: str, rows: pa.Table) -> int:
     if table_spec.partitioned:
         keys.insert(0, STORE_COLUMN)
     match = " AND ".join(f"t.{quote_identifier(k)} = s.{quote_identifier(k)}" for k in keys)
-    with lake.transaction(author="global", message=f"upsert {table}") as cursor:
+    with lake.transaction(author=GLOBAL_AUTHOR, message=f"upsert {table}") as cursor:
         cursor.register(_KEYS, rows.select(keys))
         try:
             cursor.execute(
@@ -221,3 +224,82 @@ def delete_store(lake: Lake, store_id: str) -> dict[str, int]:
             if row and row[0]:
                 deleted[name] = int(row[0])
     return deleted
+
+
+@dataclass(frozen=True)
+class StoreChange:
+    """A store's whole change of one dataset, as one page: `full` replaces the store's rows
+    of every table of the dataset (a first sync), else the page's parents are upserted and
+    its deleted ids removed, with their children."""
+
+    page: ChangePage
+    full: bool
+
+
+def apply_changes(
+    lake: Lake, tables: tuple[str, ...], changes: Mapping[str, StoreChange]
+) -> dict[str, dict[str, int]]:
+    """Apply the changes of many stores to one dataset's `tables` (parent first) in one
+    transaction whose commit names every store: a fleet batch pays one commit and one
+    statement per table for all of its stores, instead of one of each per store. Returns
+    the rows written per store and table (deleted parents count under the parent)."""
+    parent = tables[0]
+    written: dict[str, dict[str, int]] = {}
+    inserts: dict[str, list[pa.Table]] = {name: [] for name in tables}
+    emptied: list[str] = []
+    replaced: list[pa.Table] = []
+    for store_id, change in changes.items():
+        store_predicate(store_id)  # refuses a malformed id before anything is written
+        page = normalize(
+            ChangePage(
+                {n: conform(n, rows, store_id) for n, rows in change.page.tables.items()},
+                list(change.page.deleted_ids),
+            )
+        )
+        outside = sorted(set(page.tables) - set(tables))
+        if outside:
+            raise ValueError(f"{outside} are not tables of the {parent} dataset")
+        counts = written[store_id] = {}
+        if change.full:
+            emptied.append(store_id)
+            for name, rows in page.tables.items():
+                inserts[name].append(rows)
+                counts[name] = rows.num_rows
+            continue
+        rows = page.tables.get(parent, spec(parent).schema.empty_table())
+        ids = pa.concat_arrays(
+            [rows["id"].combine_chunks(), pa.array(page.deleted_ids, pa.string())]
+        )
+        counts[parent] = len(ids)
+        if not len(ids):
+            continue
+        inserts[parent].append(rows)
+        for child in child_specs(parent, tables):
+            assert child.parent_key is not None
+            child_rows = page.tables.get(child.name, child.schema.empty_table())
+            _check_parents(child.name, child_rows[child.parent_key], ids)
+            inserts[child.name].append(child_rows)
+            counts[child.name] = child_rows.num_rows
+        replaced.append(pa.table({STORE_COLUMN: pa.array([store_id] * len(ids)), "key": ids}))
+    keys = pa.concat_tables(replaced) if replaced else None
+    with lake.transaction(author=list(changes), message="fleet batch") as cursor:
+        if keys is not None:
+            cursor.register(_KEYS, keys)
+            kept = store_predicate(pc.unique(keys[STORE_COLUMN]).to_pylist())
+        try:
+            for name in tables:
+                if emptied:
+                    where = store_predicate(emptied)
+                    cursor.execute(f"DELETE FROM {qualified(name)} WHERE {where}")
+                if keys is not None:
+                    key = f"({STORE_COLUMN}, {quote_identifier(spec(name).parent_key or 'id')})"
+                    cursor.execute(
+                        f"DELETE FROM {qualified(name)} WHERE {kept} "
+                        f"AND {key} IN (SELECT {STORE_COLUMN}, key FROM {_KEYS})"
+                    )
+                if inserts[name]:
+                    _insert(cursor, name, pa.concat_tables(inserts[name]))
+        finally:
+            if keys is not None:
+                cursor.unregister(_KEYS)
+    return written

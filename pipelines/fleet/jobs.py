@@ -6,7 +6,7 @@
   publishes a new snapshot for stores whose only news is global (exchange rates), and packs
   the stores to sync into batches (pipelines.fleet.batches). Its `tick` output's metadata
   says what it found for every store: the Dagster UI's record of the tick.
-- sync_batch syncs its stores one after the other (pipelines.fleet.store_sync) and logs
+- sync_batch syncs its stores together (pipelines.fleet.batch_sync) and logs
   each store's materializations and check results for its partition (pipelines.fleet.events).
   A store that fails is reported and the batch goes on. Steps are independent: on Celery
   they spread over the worker hosts.
@@ -35,12 +35,12 @@ from dagster import (
     op,
 )
 
+from pipelines.fleet.batch_sync import sync_stores_together
 from pipelines.fleet.batches import STORES_PER_BATCH, plan_batches
 from pipelines.fleet.events import store_events
 from pipelines.fleet.executor import fleet_executor
 from pipelines.fleet.probe import counts, probe_stores
 from pipelines.fleet.progress import FleetProgress
-from pipelines.fleet.store_sync import sync_store
 from pipelines.instance import release_abandoned_runs
 from pipelines.progress import RunOutcome
 from pipelines.resources import QuarryResource, settle_syncing_stores
@@ -119,6 +119,8 @@ def sync_batch(
 ) -> list[dict[str, Any]]:
     progress = fleet_progress
     outcomes = []
+    names = {item["store_id"]: item["name"] for item in batch}
+    stores = []
     for item in batch:
         store_id, name = item["store_id"], item["name"]
         try:
@@ -127,15 +129,17 @@ def sync_batch(
             outcomes.append({"store_id": store_id, "name": name, "outcome": "removed"})
             continue
         progress.store_started(store_id, name)
-        result = sync_store(
-            quarry.lake,
-            quarry.registry,
-            quarry.connector(store),
-            datasets=tuple(item["datasets"]),
-            batch_rows=quarry.batch_rows,
-            max_stores=quarry.settings.metrics_max_stores,
-            report=partial(progress.step, store_id, name),
-        )
+        stores.append((quarry.connector(store), tuple(item["datasets"])))
+    results = sync_stores_together(
+        quarry.lake,
+        quarry.registry,
+        stores,
+        batch_rows=quarry.batch_rows,
+        max_stores=quarry.settings.metrics_max_stores,
+        report=lambda store_id: partial(progress.step, store_id, names[store_id]),
+    )
+    for result in results:
+        store_id, name = result.store_id, names[result.store_id]
         progress.finished(
             RunOutcome(
                 store_id,

@@ -27,7 +27,7 @@ from registry.accounts import list_stores
 from registry.cursors import SALES_DATASET, sales_work_left
 from registry.db import Registry
 from registry.models import Store, SyncCursor
-from warehouse.lake import LAKE, Lake
+from warehouse.lake import AUTHORS, GLOBAL_AUTHOR, LAKE, Lake
 from warehouse.schemas import SOURCE_DATASETS
 from warehouse.snapshots import latest_snapshots
 
@@ -35,7 +35,6 @@ log = logging.getLogger(__name__)
 
 # Stores asked at once: the platforms answer in parallel, the threads mostly wait.
 PROBE_THREADS = 16
-GLOBAL_AUTHOR = "global"
 
 
 @dataclass(frozen=True)
@@ -153,8 +152,8 @@ def _newest_commits(lake: Lake) -> dict[str, int]:
     cursor = lake.cursor()
     try:
         rows = cursor.execute(
-            f"SELECT author, max(snapshot_id) FROM {LAKE}.snapshots() "
-            "WHERE author IS NOT NULL GROUP BY author"
+            f"SELECT a, max(snapshot_id) FROM {LAKE}.snapshots(), unnest({AUTHORS}) AS u(a) "
+            "GROUP BY a"
         ).fetchall()
     finally:
         cursor.close()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from sqlalchemy import update
 
 from registry.db import Registry
 from registry.models import Store, utcnow
-from warehouse.lake import LAKE, Lake
+from warehouse.lake import AUTHORS, GLOBAL_AUTHOR, LAKE, Lake
 from warehouse.snapshots import latest_snapshots, record_snapshot
 
 
@@ -19,38 +22,66 @@ class SnapshotTaken:
 
 
 def take_snapshot(lake: Lake, registry: Registry, store_id: str) -> SnapshotTaken:
-    """Publish the lake's newest snapshot as the store's, and set the store's
-    last_synced_at. Call it only after every writer of the run succeeded: readers switch to
-    it at once.
+    """Publish the lake's newest snapshot as the store's (publish_snapshots)."""
+    return publish_snapshots(lake, registry, [store_id])[store_id]
 
-    When nothing of the store (and nothing global, such as exchange rates) was committed
+
+def publish_snapshots(
+    lake: Lake,
+    registry: Registry,
+    store_ids: Sequence[str],
+    previous: Mapping[str, int] | None = None,
+) -> dict[str, SnapshotTaken]:
+    """Publish the lake's newest snapshot as each store's, and set their last_synced_at.
+    Call it only after every writer of their sync succeeded: readers switch to it at once.
+    `previous`: their published snapshots, when the caller has them.
+
+    When nothing of a store (and nothing global, such as exchange rates) was committed
     since its published snapshot, that snapshot stays: a sync with nothing to do leaves
     what readers cached for the store valid. Commits of an earlier run that failed before
-    publishing count as changes. Every commit names its store as the snapshot's author
-    (warehouse.writer), which is what is looked up here."""
+    publishing count as changes. Every commit names the stores it wrote as its authors
+    (warehouse.lake.commit_author), which is what is looked up here."""
     version = lake.version()
+    if previous is None:
+        with registry.session() as session:
+            previous = latest_snapshots(session, store_ids)
+    changed = stores_changed_since(lake, {s: previous[s] for s in store_ids if s in previous})
+    taken = {}
+    for store_id in store_ids:
+        recorded = store_id not in previous or store_id in changed
+        if recorded:
+            record_snapshot(registry, store_id, version)
+        taken[store_id] = SnapshotTaken(version if recorded else previous[store_id], recorded)
     with registry.session() as session:
-        previous = latest_snapshots(session, [store_id]).get(store_id)
-    recorded = previous is None or changed_since(lake, store_id, previous)
-    if recorded:
-        record_snapshot(registry, store_id, version)
-    with registry.session() as session:
-        store = session.get(Store, store_id)
-        if store is not None:
-            store.last_synced_at = utcnow()
-    return SnapshotTaken(version if recorded or previous is None else previous, recorded)
+        session.execute(
+            update(Store).where(Store.id.in_(list(store_ids))).values(last_synced_at=utcnow())
+        )
+    return taken
 
 
 def changed_since(lake: Lake, store_id: str, version: int, *, own: bool = False) -> bool:
     """Whether the store (or, unless `own`, anything global) committed after `version`."""
-    authors = "(?)" if own else "(?, 'global')"
+    return store_id in stores_changed_since(lake, {store_id: version}, own=own)
+
+
+def stores_changed_since(lake: Lake, versions: Mapping[str, int], *, own: bool = False) -> set[str]:
+    """The stores of `versions` (store -> lake version) that committed after their version,
+    or all of them when anything global did (unless `own`): one look at the snapshots."""
+    if not versions:
+        return set()
     cursor = lake.cursor()
     try:
-        row = cursor.execute(
-            f"SELECT count(*) FROM {LAKE}.snapshots() "
-            f"WHERE snapshot_id > ? AND author IN {authors}",
-            [version, store_id],
-        ).fetchone()
+        rows = cursor.execute(
+            f"SELECT DISTINCT a, max(snapshot_id) FROM {LAKE}.snapshots(), "
+            f"unnest({AUTHORS}) AS u(a) WHERE snapshot_id > ? GROUP BY a",
+            [min(versions.values())],
+        ).fetchall()
     finally:
         cursor.close()
-    return bool(row and row[0])
+    newest = {str(author): int(snapshot) for author, snapshot in rows}
+    global_commit = -1 if own else newest.get(GLOBAL_AUTHOR, -1)
+    return {
+        store
+        for store, version in versions.items()
+        if max(newest.get(store, -1), global_commit) > version
+    }

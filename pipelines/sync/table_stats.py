@@ -3,8 +3,10 @@ DuckLake itself, so inlined rows and delete files count as readers see them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+
+import pyarrow as pa
 
 from warehouse.lake import Lake
 from warehouse.schemas import SOURCE_DATASETS
@@ -50,38 +52,107 @@ def key_columns(table: str) -> tuple[str, ...]:
 def key_health(
     lake: Lake, table: str, store_id: str | None, *, since: int | None = None
 ) -> KeyHealth:
-    """Duplicate and null keys of `table` for one store (or all of it).
-
-    With `since`, a lake version whose rows were checked already (the store's published
-    snapshot: a failing check keeps a run from publishing), only rows inserted after it are
-    checked: their key columns for nulls, and their keys against every row's for
-    duplicates. That reads the new rows' files and the partition's key columns, instead of
-    a DISTINCT over the whole partition, which made a small change's check grow with the
-    table."""
+    """Duplicate and null keys of `table` for one store (stores_key_health), or all of it."""
+    if store_id is not None and spec(table).partitioned:
+        return stores_key_health(lake, table, {store_id: since})[store_id]
     keys = ", ".join(spec(table).primary_key)
     nulls = " OR ".join(f"{c} IS NULL" for c in key_columns(table))
-    where = _where(table, store_id)
     cursor = lake.cursor()
     try:
-        if since is None:
-            rows, distinct, null_rows = cursor.execute(
-                f"WITH t AS (SELECT * FROM {qualified(table)}{where}) "
-                f"SELECT count(*), (SELECT count(*) FROM (SELECT DISTINCT {keys} FROM t)), "
-                f"count(*) FILTER (WHERE {nulls}) FROM t"
-            ).fetchone() or (0, 0, 0)
-            return KeyHealth(rows=rows, duplicate_keys=rows - distinct, null_keys=null_rows)
-        new = f"{where} {'AND' if where else 'WHERE'} {inserted_after(since)}"
-        rows, null_rows, duplicates = cursor.execute(
-            f"WITH fresh AS (SELECT * FROM {qualified(table)}{new}) "
-            f"SELECT (SELECT count(*) FROM {qualified(table)}{where}), "
-            f"(SELECT count(*) FROM fresh WHERE {nulls}), "
-            f"(SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n "
-            f"FROM (SELECT {keys} FROM {qualified(table)}{where}) "
-            f"JOIN (SELECT DISTINCT {keys} FROM fresh) USING ({keys}) GROUP BY {keys}))"
+        rows, distinct, null_rows = cursor.execute(
+            f"WITH t AS (SELECT * FROM {qualified(table)}) "
+            f"SELECT count(*), (SELECT count(*) FROM (SELECT DISTINCT {keys} FROM t)), "
+            f"count(*) FILTER (WHERE {nulls}) FROM t"
         ).fetchone() or (0, 0, 0)
     finally:
         cursor.close()
-    return KeyHealth(rows=rows, duplicate_keys=int(duplicates), null_keys=null_rows)
+    return KeyHealth(rows=rows, duplicate_keys=rows - distinct, null_keys=null_rows)
+
+
+def stores_key_health(
+    lake: Lake, table: str, stores: Mapping[str, int | None]
+) -> dict[str, KeyHealth]:
+    """Duplicate and null keys of `table` for each store of `stores` (store -> version), in
+    one query for them all (a fleet batch checks its stores together).
+
+    With a version (the store's published snapshot, whose rows were checked already: a
+    failing check keeps a run from publishing), only the store's rows inserted after it are
+    checked: their key columns for nulls, and their keys against every row's for
+    duplicates. That reads the new rows' files and the partition's key columns, instead of
+    a DISTINCT over the whole partition, which made a small change's check grow with the
+    table. Without one (a first or full sync) every row of the store is checked."""
+    if not stores:
+        return {}
+    keys = ", ".join((STORE_COLUMN, *spec(table).primary_key))
+    nulls = " OR ".join(f"{c} IS NULL" for c in key_columns(table))
+    versions = pa.table(
+        {
+            STORE_COLUMN: pa.array(list(stores), pa.string()),
+            "since": pa.array(list(stores.values()), pa.int64()),
+        }
+    )
+    known = [v for v in stores.values() if v is not None]
+    if not known:
+        return _whole_stores_key_health(lake, table, list(stores))
+    # Pushed down to skip the files older than every store's version.
+    newer = f" AND {inserted_after(min(known))}" if len(known) == len(stores) else ""
+    where = store_predicate(list(stores))
+    cursor = lake.cursor()
+    cursor.register(_VERSIONS, versions)
+    try:
+        found = cursor.execute(
+            f"WITH part AS (SELECT {keys} FROM {qualified(table)} WHERE {where}), "
+            f"fresh AS (SELECT t.* FROM (SELECT *, snapshot_id AS quarry_snapshot "
+            f"FROM {qualified(table)} WHERE {where}{newer}) t "
+            f"JOIN {_VERSIONS} v USING ({STORE_COLUMN}) "
+            "WHERE v.since IS NULL OR t.quarry_snapshot > v.since), "
+            f"counted AS (SELECT {STORE_COLUMN}, count(*) AS n FROM part GROUP BY ALL), "
+            f"nulls AS (SELECT {STORE_COLUMN}, count(*) AS n FROM fresh WHERE {nulls} "
+            "GROUP BY ALL), "
+            f"doubled AS (SELECT {STORE_COLUMN}, sum(n - 1) AS n FROM (SELECT {keys}, "
+            f"count(*) AS n FROM part JOIN (SELECT DISTINCT {keys} FROM fresh) USING ({keys}) "
+            f"GROUP BY ALL) GROUP BY ALL) "
+            f"SELECT {STORE_COLUMN}, coalesce(counted.n, 0), coalesce(doubled.n, 0), "
+            f"coalesce(nulls.n, 0) FROM {_VERSIONS} "
+            f"LEFT JOIN counted USING ({STORE_COLUMN}) LEFT JOIN doubled USING ({STORE_COLUMN}) "
+            f"LEFT JOIN nulls USING ({STORE_COLUMN})"
+        ).fetchall()
+    finally:
+        cursor.unregister(_VERSIONS)
+        cursor.close()
+    return {
+        str(store): KeyHealth(rows=int(rows), duplicate_keys=int(doubled), null_keys=int(null))
+        for store, rows, doubled, null in found
+    }
+
+
+_VERSIONS = "quarry_store_versions"
+
+
+def _whole_stores_key_health(lake: Lake, table: str, stores: list[str]) -> dict[str, KeyHealth]:
+    """Every row of each store checked: a DISTINCT over the partitions, cheaper than the
+    join stores_key_health makes for new rows when all rows are new."""
+    keys = ", ".join((STORE_COLUMN, *spec(table).primary_key))
+    nulls = " OR ".join(f"{c} IS NULL" for c in key_columns(table))
+    where = store_predicate(stores)
+    cursor = lake.cursor()
+    try:
+        found = cursor.execute(
+            f"WITH t AS (SELECT * FROM {qualified(table)} WHERE {where}), "
+            f"counted AS (SELECT {STORE_COLUMN}, count(*) AS n, "
+            f"count(*) FILTER (WHERE {nulls}) AS nulls FROM t GROUP BY ALL), "
+            f"distinct_keys AS (SELECT {STORE_COLUMN}, count(*) AS n "
+            f"FROM (SELECT DISTINCT {keys} FROM t) GROUP BY ALL) "
+            f"SELECT {STORE_COLUMN}, counted.n, counted.n - distinct_keys.n, counted.nulls "
+            f"FROM counted JOIN distinct_keys USING ({STORE_COLUMN})"
+        ).fetchall()
+    finally:
+        cursor.close()
+    health = {
+        str(store): KeyHealth(rows=int(rows), duplicate_keys=int(doubled), null_keys=int(null))
+        for store, rows, doubled, null in found
+    }
+    return {store: health.get(store, KeyHealth(0, 0, 0)) for store in stores}
 
 
 # Parent table -> the platform dataset its rows come from.
@@ -110,9 +181,25 @@ def table_checks(
 ) -> list[CheckOutcome]:
     """valid_keys of `table` for one store (or all when None; with `since`, among the rows
     inserted after it: key_health), and matches_platform for a parent table, its row count
-    against `platform_count(dataset)`. What the per-store asset checks and a fleet batch
-    both report."""
-    health = key_health(lake, table, store_id, since=since)
+    against `platform_count(dataset)`. What the per-store asset checks report."""
+    return _outcomes(table, key_health(lake, table, store_id, since=since), platform_count)
+
+
+def stores_table_checks(
+    lake: Lake,
+    table: str,
+    stores: Mapping[str, int | None],
+    platform_counts: Mapping[str, Callable[[str], int]],
+) -> dict[str, list[CheckOutcome]]:
+    """table_checks of many stores (store -> the version its new rows follow, or None) in
+    one query: what a fleet batch reports for each of its stores."""
+    health = stores_key_health(lake, table, stores)
+    return {s: _outcomes(table, health[s], platform_counts[s]) for s in stores}
+
+
+def _outcomes(
+    table: str, health: KeyHealth, platform_count: Callable[[str], int]
+) -> list[CheckOutcome]:
     outcomes = [
         CheckOutcome(
             table,

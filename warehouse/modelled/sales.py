@@ -36,7 +36,8 @@ zones, computed here once rather than at every query.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
 import duckdb
@@ -344,12 +345,27 @@ def store_sales(
     orders table simply yield nothing)."""
     cursor = lake.cursor()
     try:
-        _order_views(cursor, store_id, order_ids)
+        wanted = None if order_ids is None else {store_id: list(order_ids)}
+        _order_views(cursor, [store_id], wanted)
         return sales_events(
             cursor, store_timezone=store_timezone, account_timezone=account_timezone
         )
     finally:
         cursor.close()
+
+
+@dataclass(frozen=True)
+class SalesWork:
+    """One store's sales to rebuild: every order's (`order_ids` None) or these orders'.
+    `since`, with `order_ids`: a lake version before which none of these orders' rows were
+    written (the store's published snapshot, for orders its sync changed after it), so
+    their rows are read from the files written after it (_order_views)."""
+
+    store_id: str
+    store_timezone: str
+    account_timezone: str
+    order_ids: Sequence[str] | None = None
+    since: int | None = None
 
 
 def write_store_sales(
@@ -361,47 +377,101 @@ def write_store_sales(
     order_ids: Iterable[str] | None = None,
     since: int | None = None,
 ) -> int:
-    """Replace the store's sale events (all of them when `order_ids` is None, else those of
-    these orders) with the model's, in one transaction; returns the events written.
+    """write_sales for one store; returns the events written."""
+    ids = None if order_ids is None else list(order_ids)
+    work = SalesWork(store_id, store_timezone, account_timezone, ids, since)
+    return write_sales(lake, [work])[store_id]
 
-    `since`, with `order_ids`: a lake version before which none of these orders' rows were
-    written (the store's published snapshot, for orders its sync changed after it), so
-    their rows are read from the files written after it (_order_views).
 
-    The model's rows go from DuckDB's query straight into the table (INSERT ... SELECT):
-    no Arrow copy of a store's events in Python, which cost about as much as the query.
-    The store's rollups (warehouse.rollups) change in the same transaction: rebuilt from
-    the written rows, or for some orders changed by those orders' old and new events."""
-    sql = _sales_sql(store_timezone=store_timezone, account_timezone=account_timezone)
-    where = store_predicate(store_id)
-    columns = select_columns(SALES.name)
-    with lake.transaction(author=store_id, message="sales") as cursor:
-        _order_views(cursor, store_id, order_ids, since)
-        if order_ids is None:
-            cursor.execute(f"DELETE FROM {qualified(SALES.name)} WHERE {where}")
-            row = cursor.execute(
-                f"INSERT INTO {qualified(SALES.name)} ({columns}) SELECT {columns} FROM ({sql})"
-            ).fetchone()
-            rollups.write_store(cursor, store_id)
-            return int(row[0]) if row else 0
-        # The changed orders' events before and after, kept for their rollup rows' change
-        # (a few orders' rows: the model already reads them into temporary tables).
-        where += f" AND order_id IN (SELECT id FROM {_WANTED})"
-        cursor.execute(
-            f"CREATE OR REPLACE TEMP TABLE {_OLD_EVENTS} AS "
-            f"SELECT * FROM {qualified(SALES.name)} WHERE {where}"
+def write_sales(lake: Lake, work: Sequence[SalesWork]) -> dict[str, int]:
+    """Replace the sale events of each store of `work` (all of them, or those of its
+    orders) with the model's, all in one transaction; returns the events written per store.
+
+    Many stores cost about what one does (a fleet batch): the model runs once per pair of
+    zones (they are literals in its SQL) over every store with that pair. A whole store's
+    events go from DuckDB's query straight into the table (INSERT ... SELECT): no copy of
+    them, in Arrow or in DuckDB. The stores' rollups (warehouse.rollups) change in the same
+    transaction: rebuilt from the written rows, or for some orders changed by those orders'
+    old and new events."""
+    written: dict[str, int] = {}
+    if not work:
+        return written
+    table = qualified(SALES.name)
+    with lake.transaction(author=[w.store_id for w in work], message="sales") as cursor:
+        whole = [w for w in work if w.order_ids is None]
+        for group in _by_zones(whole):
+            stores = [w.store_id for w in group]
+            cursor.execute(f"DELETE FROM {table} WHERE {store_predicate(stores)}")
+            _order_views(cursor, stores, None)
+            written.update(_model_into(cursor, group[0], stores, table))
+        if whole:
+            rollups.write_store(cursor, [w.store_id for w in whole])
+        some = [w for w in work if w.order_ids is not None]
+        if some:
+            written.update(_write_orders(cursor, some))
+    return {w.store_id: written.get(w.store_id, 0) for w in work}
+
+
+def _write_orders(cursor: duckdb.DuckDBPyConnection, work: Sequence[SalesWork]) -> dict[str, int]:
+    """The events of some orders of each store of `work` replaced, and the stores' rollups
+    changed by those orders' old and new events (a few orders' rows: the model already reads
+    them into temporary tables)."""
+    table = qualified(SALES.name)
+    wanted = {w.store_id: list(w.order_ids or ()) for w in work}
+    _register_wanted(cursor, wanted)
+    try:
+        changed = (
+            f"{store_predicate(wanted)} AND (store_id, order_id) IN "
+            f"(SELECT store_id, id FROM {_WANTED})"
         )
         cursor.execute(
-            f"CREATE OR REPLACE TEMP TABLE {_NEW_EVENTS} AS SELECT {columns} FROM ({sql})"
+            f"CREATE OR REPLACE TEMP TABLE {_OLD_EVENTS} AS SELECT * FROM {table} WHERE {changed}"
         )
-        cursor.execute(f"DELETE FROM {qualified(SALES.name)} WHERE {where}")
-        row = cursor.execute(
-            f"INSERT INTO {qualified(SALES.name)} ({columns}) SELECT {columns} FROM {_NEW_EVENTS}"
-        ).fetchone()
-        rollups.apply_change(cursor, store_id, _OLD_EVENTS, _NEW_EVENTS)
+        cursor.execute(f"CREATE OR REPLACE TEMP TABLE {_NEW_EVENTS} AS FROM {table} LIMIT 0")
+        written: dict[str, int] = {}
+        for group in _by_zones(work):
+            versions = [w.since for w in group]
+            since = None if None in versions else min(v for v in versions if v is not None)
+            stores = [w.store_id for w in group]
+            _order_views(cursor, stores, wanted, since, registered=True)
+            written.update(_model_into(cursor, group[0], stores, _NEW_EVENTS))
+        cursor.execute(f"DELETE FROM {table} WHERE {changed}")
+        columns = select_columns(SALES.name)
+        cursor.execute(
+            f"INSERT INTO {table} ({columns}) SELECT {columns} FROM {_NEW_EVENTS} "
+            f"ORDER BY {', '.join(clustering_key(SALES.name))}"
+        )
+        rollups.apply_change(cursor, list(wanted), _OLD_EVENTS, _NEW_EVENTS)
         for name in (_OLD_EVENTS, _NEW_EVENTS):
             cursor.execute(f"DROP TABLE {name}")
-    return int(row[0]) if row else 0
+    finally:
+        cursor.unregister(_WANTED)
+    return written
+
+
+def _model_into(
+    cursor: duckdb.DuckDBPyConnection, zones: SalesWork, stores: Sequence[str], target: str
+) -> dict[str, int]:
+    """Append the model's events of the order relations on `cursor` (`stores`' orders, all
+    in `zones`'s pair of zones) to `target`; returns the events appended per store."""
+    sql = _sales_sql(store_timezone=zones.store_timezone, account_timezone=zones.account_timezone)
+    columns = select_columns(SALES.name)
+    row = cursor.execute(f"INSERT INTO {target} ({columns}) SELECT {columns} FROM ({sql})")
+    total = int((row.fetchone() or (0,))[0])
+    if len(stores) == 1:
+        return {stores[0]: total}
+    counts = cursor.execute(
+        f"SELECT store_id, count(*) FROM {target} WHERE {store_predicate(stores)} GROUP BY 1"
+    ).fetchall()
+    return {str(store): int(count) for store, count in counts}
+
+
+def _by_zones(work: Sequence[SalesWork]) -> list[list[SalesWork]]:
+    """`work` grouped by its pair of zones, in a fixed order."""
+    groups: dict[tuple[str, str], list[SalesWork]] = {}
+    for w in work:
+        groups.setdefault((w.store_timezone, w.account_timezone), []).append(w)
+    return [groups[key] for key in sorted(groups)]
 
 
 _WANTED = "wanted_orders"
@@ -411,52 +481,72 @@ _OLDER = "older_orders"
 _ORDER_KEY = {name: "id" if name == "orders" else "order_id" for name in ORDER_TABLES}
 
 
+def _register_wanted(
+    cursor: duckdb.DuckDBPyConnection, wanted: Mapping[str, Sequence[str]]
+) -> None:
+    """Register the (store_id, id) pairs of `wanted` (store -> order ids) as _WANTED."""
+    pairs = sorted({(store, order) for store, orders in wanted.items() for order in orders})
+    stores, ids = [p[0] for p in pairs], [p[1] for p in pairs]
+    cursor.register(
+        _WANTED,
+        pa.table({"store_id": pa.array(stores, pa.string()), "id": pa.array(ids, pa.string())}),
+    )
+
+
 def _order_views(
     cursor: duckdb.DuckDBPyConnection,
-    store_id: str,
-    order_ids: Iterable[str] | None,
+    stores: Sequence[str],
+    wanted: Mapping[str, Sequence[str]] | None,
     since: int | None = None,
+    *,
+    registered: bool = False,
 ) -> None:
     """Temporary relations `orders`, `order_lines`, `refunds` and `refund_lines` on the
-    cursor: the store's rows, of `order_ids` only unless it is None.
+    cursor: the rows of `stores`; of the orders `wanted` lists per store only, unless it is
+    None (registered as _WANTED already when `registered`).
 
     For some orders they are temporary tables, each read from the lake once: the model
     reads every table in several branches, and as views each branch would scan the
-    store's whole partition again for the few orders wanted (a DuckLake table has no
+    stores' whole partitions again for the few orders wanted (a DuckLake table has no
     index). With `since` they are read from the rows written after it alone, which costs
     what changed: a sync rewrites a changed order with all of its children. Wanted orders
     with no row written after `since` are deleted ones, whose events simply go; any that
     still has an older row (nothing writes one, but the model must not lose it) is read
     whole from the table."""
     only, kind = "", "VIEW"
-    if order_ids is not None:
-        wanted = pa.table({"id": pa.array(sorted(set(order_ids)), pa.string())})
-        cursor.register(_WANTED, wanted)
-        only, kind = f" AND {{key}} IN (SELECT id FROM {_WANTED})", "TABLE"
-    fresh = f" AND {inserted_after(since)}" if order_ids is not None and since is not None else ""
+    if wanted is not None:
+        if not registered:
+            _register_wanted(cursor, wanted)
+        only = f" AND (store_id, {{key}}) IN (SELECT store_id, id FROM {_WANTED})"
+        kind = "TABLE"
+    fresh = f" AND {inserted_after(since)}" if wanted is not None and since is not None else ""
     for name, key in _ORDER_KEY.items():
         cursor.execute(
             f"CREATE OR REPLACE TEMP {kind} {name} AS SELECT * FROM {qualified(name)} "
-            f"WHERE {store_predicate(store_id)}" + only.format(key=key) + fresh
+            f"WHERE {store_predicate(stores)}" + only.format(key=key) + fresh
         )
     if fresh:
-        _add_older_orders(cursor, store_id)
+        _add_older_orders(cursor, stores)
 
 
-def _add_older_orders(cursor: duckdb.DuckDBPyConnection, store_id: str) -> None:
+def _add_older_orders(cursor: duckdb.DuckDBPyConnection, stores: Sequence[str]) -> None:
     """Complete the temporary tables with every row of the wanted orders that are in the
     lake but not among the rows read (their order row is older than the version given)."""
     older = cursor.execute(
-        f"SELECT id FROM {qualified('orders')} WHERE {store_predicate(store_id)} "
-        f"AND id IN (SELECT id FROM {_WANTED}) AND id NOT IN (SELECT id FROM orders)"
-    ).fetchall()
-    if not older:
+        f"SELECT store_id, id FROM {qualified('orders')} WHERE {store_predicate(stores)} "
+        f"AND (store_id, id) IN (SELECT store_id, id FROM {_WANTED}) "
+        "AND (store_id, id) NOT IN (SELECT store_id, id FROM orders)"
+    ).fetch_arrow_table()
+    if not older.num_rows:
         return
-    cursor.register(_OLDER, pa.table({"id": pa.array([row[0] for row in older], pa.string())}))
-    for name, key in _ORDER_KEY.items():
-        cursor.execute(f"DELETE FROM {name} WHERE {key} IN (SELECT id FROM {_OLDER})")
-        cursor.execute(
-            f"INSERT INTO {name} SELECT * FROM {qualified(name)} "
-            f"WHERE {store_predicate(store_id)} AND {key} IN (SELECT id FROM {_OLDER})"
-        )
-    cursor.unregister(_OLDER)
+    cursor.register(_OLDER, older)
+    try:
+        for name, key in _ORDER_KEY.items():
+            match = f"(store_id, {key}) IN (SELECT store_id, id FROM {_OLDER})"
+            cursor.execute(f"DELETE FROM {name} WHERE {match}")
+            cursor.execute(
+                f"INSERT INTO {name} SELECT * FROM {qualified(name)} "
+                f"WHERE {store_predicate(stores)} AND {match}"
+            )
+    finally:
+        cursor.unregister(_OLDER)

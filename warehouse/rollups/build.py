@@ -1,7 +1,7 @@
 """Rollup rows from the sales facts: a store's all at once, or changed by a sync's orders.
 
 Both run on the cursor of the transaction that writes the store's sales rows
-(warehouse.modelled.sales.write_store_sales), so a published snapshot never holds facts
+(warehouse.modelled.sales.write_sales), so a published snapshot never holds facts
 and rollups that disagree; `rebuild` does the same from the facts alone, for maintenance.
 
 An incremental sync does not read the store's facts again: a rollup row is sums and
@@ -12,7 +12,7 @@ changed orders' `order` events are counted in their old and new rows alone.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import duckdb
 
@@ -79,9 +79,9 @@ def _insert(cursor: duckdb.DuckDBPyConnection, rollup: RollupSet, select: str) -
     )
 
 
-def write_store(cursor: duckdb.DuckDBPyConnection, store_id: str) -> None:
-    """Replace every rollup row of the store with those of its facts as `cursor` sees them
-    (inside the sales transaction: the rows it just wrote)."""
+def write_store(cursor: duckdb.DuckDBPyConnection, store_id: str | Sequence[str]) -> None:
+    """Replace every rollup row of the store (or stores) with those of its facts as
+    `cursor` sees them (inside the sales transaction: the rows it just wrote)."""
     facts = f"(SELECT * FROM {qualified('sales')} WHERE {store_predicate(store_id)})"
     for rollup in SETS:
         cursor.execute(f"DELETE FROM {qualified(rollup.table)} WHERE {store_predicate(store_id)}")
@@ -97,10 +97,14 @@ def fill(cursor: duckdb.DuckDBPyConnection, tables: Iterable[str]) -> None:
 
 
 def apply_change(
-    cursor: duckdb.DuckDBPyConnection, store_id: str, old_events: str, new_events: str
+    cursor: duckdb.DuckDBPyConnection,
+    store_id: str | Sequence[str],
+    old_events: str,
+    new_events: str,
 ) -> None:
-    """Bring the store's rollup rows from `old_events` (the changed orders' fact rows before
-    the change, a relation on the cursor) to `new_events` (their rows after it)."""
+    """Bring the store's (or stores') rollup rows from `old_events` (the changed orders'
+    fact rows before the change, a relation on the cursor) to `new_events` (their rows
+    after it)."""
     for rollup in SETS:
         _apply(cursor, store_id, rollup, old_events, new_events)
 
@@ -110,7 +114,7 @@ _DELTA, _MERGED = "quarry_rollup_delta", "quarry_rollup_merged"
 
 def _apply(
     cursor: duckdb.DuckDBPyConnection,
-    store_id: str,
+    store_id: str | Sequence[str],
     rollup: RollupSet,
     old_events: str,
     new_events: str,
