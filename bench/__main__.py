@@ -55,6 +55,12 @@ def say(message: str) -> None:
     help="Comma-separated fleet sizes (stores) the fleet section measures.",
 )
 @click.option(
+    "--fleet-dagster-postgres",
+    default=None,
+    help="A PostgreSQL server (libpq URL) for the fleet's Dagster storage, as a fleet is "
+    "deployed; the bench makes its own database there. Unset: SQLite in the home.",
+)
+@click.option(
     "--out",
     type=click.Path(path_type=Path),
     default=DEFAULT_OUT,
@@ -92,6 +98,7 @@ def main(
     quick: bool,
     xlsx: bool,
     fleet_stores: str,
+    fleet_dagster_postgres: str | None,
 ) -> None:
     """Measure Quarry against its floors and write the results."""
     chosen = [s.strip() for s in sections.split(",") if s.strip()]
@@ -120,6 +127,7 @@ def main(
         xlsx=xlsx,
         dagster_port=dagster_port,
         fleet_sizes=[int(n) for n in fleet_stores.split(",") if n.strip()],
+        fleet_dagster_postgres=fleet_dagster_postgres,
     )
     from bench.report import write
 
@@ -142,6 +150,7 @@ def run(
     xlsx: bool,
     dagster_port: int,
     fleet_sizes: list[int] | None = None,
+    fleet_dagster_postgres: str | None = None,
 ) -> dict[str, object]:
     from bench import report
     from bench.dataset import open_dataset, table_counts
@@ -155,7 +164,9 @@ def run(
         for size in fleet_sizes or [1000]:
             _measure(
                 sections["fleet"],
-                lambda s, n=size: fleet_section(s, home / f"fleet-{n}", n, say),  # type: ignore[misc]
+                lambda s, n=size: fleet_section(  # type: ignore[misc]
+                    s, home / f"fleet-{n}", n, say, dagster_postgres=fleet_dagster_postgres
+                ),
                 keep=True,
             )
         if chosen == ["fleet"]:

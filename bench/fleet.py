@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.engine import make_url
+
 from bench.stats import Figure, Section, Target, at_most_value
 from cli.demo_account import advance_demo, seed_demo
 from pipelines.fleet.probe import probe_stores
@@ -84,6 +86,20 @@ def _timed(settings: Settings, registry: Registry, work: Callable[[], Any]) -> M
     )
 
 
+def fresh_database(server: str, name: str) -> str:
+    """Drop and create database `name` on the PostgreSQL server of libpq URL `server`;
+    the new database's URL."""
+    import psycopg
+
+    url = make_url(server.replace("postgresql://", "postgresql+psycopg://", 1))
+    with psycopg.connect(
+        url.set(drivername="postgresql").render_as_string(False), autocommit=True
+    ) as con:
+        con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        con.execute(f'CREATE DATABASE "{name}"')
+    return url.set(drivername="postgresql", database=name).render_as_string(False)
+
+
 def seed_fleet(settings: Settings, registry: Registry, stores: int) -> list[str]:
     """Demo accounts holding `stores` stores in all; their ids."""
     accounts = []
@@ -95,12 +111,27 @@ def seed_fleet(settings: Settings, registry: Registry, stores: int) -> list[str]
     return accounts
 
 
-def run_section(section: Section, home: Path, stores: int, say: Callable[[str], None]) -> None:
-    """Seed a fleet of `stores` stores in a fresh `home` and measure it into `section`."""
+def run_section(
+    section: Section,
+    home: Path,
+    stores: int,
+    say: Callable[[str], None],
+    *,
+    dagster_postgres: str | None = None,
+) -> None:
+    """Seed a fleet of `stores` stores in a fresh `home` and measure it into `section`.
+    `dagster_postgres`: a PostgreSQL server (libpq URL of any database on it) for Dagster's
+    storage, as docs/deployment.md says a fleet runs; the bench makes a database of its own
+    there. Without it, Dagster stores in the home's SQLite files, as the demo does."""
     shutil.rmtree(home, ignore_errors=True)
     # The runs' resources read the environment: it names the fleet's home while it is measured.
-    saved = {name: os.environ.get(name) for name in ("QUARRY_HOME", "DAGSTER_HOME")}
+    names = ("QUARRY_HOME", "DAGSTER_HOME", "QUARRY_DAGSTER_POSTGRES_URL")
+    saved = {name: os.environ.get(name) for name in names}
     os.environ.update(QUARRY_HOME=str(home), DAGSTER_HOME=str(home / "dagster"))
+    if dagster_postgres:
+        os.environ["QUARRY_DAGSTER_POSTGRES_URL"] = fresh_database(
+            dagster_postgres, f"quarry_bench_fleet_{stores}"
+        )
     settings = load_settings()
     registry = Registry(settings)
     try:

@@ -21,10 +21,13 @@ import click
 
 # Kind of work -> (file path fragment, function name) pairs whose cumulative time it is.
 KINDS: dict[str, tuple[tuple[str, str], ...]] = {
-    "asset checks (key_health)": (("pipelines/sync/table_stats.py", "key_health"),),
+    "asset checks (key_health)": (("pipelines/sync/table_stats.py", "stores_key_health"),),
     "row counts for metadata": (("pipelines/sync/table_stats.py", "store_row_count"),),
-    "sales model": (("warehouse/modelled/sales.py", "write_store_sales"),),
-    "lake writes (deletes by key, inserts, commits)": (("warehouse/writer.py", "apply"),),
+    "sales model": (("warehouse/modelled/sales.py", "write_sales"),),
+    "lake writes (deletes by key, inserts, commits)": (
+        ("warehouse/writer.py", "apply"),
+        ("warehouse/writer.py", "apply_changes"),
+    ),
     "waiting for the platform's next page": (("quarry/read_ahead.py", "consume"),),
     "platform count (matches_platform)": (("platforms/demo/connector.py", "count"),),
     "Dagster event writes": (

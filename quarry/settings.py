@@ -55,6 +55,11 @@ class Settings(BaseSettings):
     # Seconds a Celery task may stay unacknowledged before Redis gives it to another
     # worker: a worker host that died gets its steps redelivered after this long.
     fleet_visibility_timeout: int = Field(default=600, ge=10)
+    # Which table checks a fleet run logs for each store it synced: `failures` (a store's
+    # `synced` check carries every table check's figures; a table's own check is logged
+    # when it fails or warns) or `all` (every table check, as a run per store does: about
+    # 17 more events per store, each a write to Dagster's storage).
+    fleet_table_checks: Literal["failures", "all"] = "failures"
     allow_private_hosts: bool = False
     duckdb_memory_limit: str = "2GB"
     # An export run's own DuckDB limit: its process reads nothing but the export, and an

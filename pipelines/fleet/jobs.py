@@ -37,7 +37,7 @@ from dagster import (
 
 from pipelines.fleet.batch_sync import sync_stores_together
 from pipelines.fleet.batches import STORES_PER_BATCH, plan_batches
-from pipelines.fleet.events import store_events
+from pipelines.fleet.events import log_events, store_events
 from pipelines.fleet.executor import fleet_executor
 from pipelines.fleet.probe import counts, probe_stores
 from pipelines.fleet.progress import FleetProgress
@@ -120,6 +120,9 @@ def sync_batch(
     progress = fleet_progress
     outcomes = []
     names = {item["store_id"]: item["name"] for item in batch}
+    # Each store's steps, told once its batch is done: told as they happen, the stores of
+    # a batch would interleave (they are written together).
+    steps: dict[str, list[tuple[str, bool, float, dict[str, int]]]] = {}
     stores = []
     for item in batch:
         store_id, name = item["store_id"], item["name"]
@@ -128,7 +131,6 @@ def sync_batch(
         except NotFound:
             outcomes.append({"store_id": store_id, "name": name, "outcome": "removed"})
             continue
-        progress.store_started(store_id, name)
         stores.append((quarry.connector(store), tuple(item["datasets"])))
     results = sync_stores_together(
         quarry.lake,
@@ -136,10 +138,15 @@ def sync_batch(
         stores,
         batch_rows=quarry.batch_rows,
         max_stores=quarry.settings.metrics_max_stores,
-        report=lambda store_id: partial(progress.step, store_id, names[store_id]),
+        report=lambda store_id: partial(_heard, steps.setdefault(store_id, [])),
     )
+    every_check = quarry.settings.fleet_table_checks == "all"
+    events = []
     for result in results:
         store_id, name = result.store_id, names[result.store_id]
+        progress.store_started(store_id, name)
+        for step in steps.get(store_id, []):
+            progress.step(store_id, name, *step)
         progress.finished(
             RunOutcome(
                 store_id,
@@ -153,8 +160,7 @@ def sync_batch(
                 error=result.error,
             )
         )
-        for event in store_events(result, f"{name} ({store_id})"):
-            context.log_event(event)  # type: ignore[arg-type]  # checks too, since 1.9
+        events.append(store_events(result, f"{name} ({store_id})", every_check=every_check))
         if result.error:
             context.log.warning(f"store {name} ({store_id}) failed: {result.error}")
         outcomes.append(
@@ -167,8 +173,19 @@ def sync_batch(
                 "seconds": round(result.seconds, 3),
             }
         )
+    log_events(context, events)
     write_tally(quarry.registry)  # the batch's figures for /metrics, in one write
     return outcomes
+
+
+def _heard(
+    heard: list[tuple[str, bool, float, dict[str, int]]],
+    step: str,
+    success: bool,
+    seconds: float,
+    rows: dict[str, int],
+) -> None:
+    heard.append((step, success, seconds, rows))
 
 
 @op(

@@ -44,12 +44,21 @@ def test_checks_pass_then_catch_a_duplicated_id(
     store_id = store_ids[0]
     [rates, good] = sync_stores(settings, registry, [store_id])
     assert good.success
-    passed = _passed(instance, good.run_id)
-    assert passed[("orders", "matches_platform")] is True
-    assert ("order_lines", "valid_keys") in passed and ("sales", "valid_keys") in passed
-    # valid_keys of 9 tables, matches_platform and complete of the 4 parent tables.
-    assert passed[("orders", "complete")] is True
-    assert len(passed) == 9 + 4 + 4 and all(passed.values())
+    # The fleet run logs one check per store, `synced`, with every table check's outcome
+    # and figures: valid_keys of 9 tables, matches_platform and complete of the 4 parent
+    # tables; a table's own check only when it fails or warns (QUARRY_FLEET_TABLE_CHECKS).
+    evaluations = _evaluations(instance, good.run_id)
+    assert list(evaluations) == [("warehouse_snapshot", "synced")]
+    synced = evaluations[("warehouse_snapshot", "synced")]
+    assert synced.passed is True and synced.partition == store_id
+    checks = synced.metadata["checks"].value
+    assert isinstance(checks, dict) and len(checks) == 9 + 4 + 4
+    assert all(c["passed"] for c in checks.values())
+    assert checks["orders.matches_platform"]["platform_records"] > 0
+    assert checks["orders.matches_platform"]["warehouse_rows"] == (
+        checks["orders.matches_platform"]["platform_records"]
+    )
+    assert "order_lines.valid_keys" in checks and "sales.valid_keys" in checks
     assert all(_passed(instance, rates.run_id).values())
     # The UI can tell stores apart in the fleet run: each check result is the store's own
     # (its partition), named in its metadata.
@@ -57,9 +66,7 @@ def test_checks_pass_then_catch_a_duplicated_id(
         name = get_store(session, store_id).name
     run = instance.get_run_by_id(good.run_id)
     assert run is not None and run.job_name == "sync_fleet"
-    evaluation = _evaluations(instance, good.run_id)[("orders", "valid_keys")]
-    assert evaluation.partition == store_id
-    assert evaluation.metadata["store"].value == f"{name} ({store_id})"
+    assert synced.metadata["store"].value == f"{name} ({store_id})"
     materialization = instance.get_latest_materialization_event(AssetKey("orders"))
     assert materialization is not None and materialization.asset_materialization is not None
     assert materialization.asset_materialization.partition == store_id

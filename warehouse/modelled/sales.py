@@ -310,13 +310,33 @@ def sales_events(
 
 
 def _sales_sql(*, store_timezone: str, account_timezone: str) -> str:
-    # The zones are literals, not bound parameters: with a parameter, DuckDB 1.5 looks the
-    # zone up for every row, which cost 5 s of a 360,000-event store (0.5 s as literals).
-    for zone in (store_timezone, account_timezone):
-        ZoneInfo(zone)  # an unknown zone fails here, before any SQL
-    return SALES_SQL.replace(":store_zone:", quote_literal(store_timezone)).replace(
-        ":account_zone:", quote_literal(account_timezone)
-    )
+    return _zoned_sql({"": (store_timezone, account_timezone)})
+
+
+def _zoned_sql(zones: Mapping[str, tuple[str, str]]) -> str:
+    """SALES_SQL for stores in their zones (store id -> store's zone, account's zone).
+
+    The zones are literals, not bound parameters or a joined column: DuckDB 1.5 then looks
+    the zone up for every row, which cost 5 s of a 360,000-event store (0.5 s as
+    literals). Stores in different zones get a CASE over their zones, each branch still a
+    literal (a fleet batch's stores, in a handful of zones)."""
+    for pair in zones.values():
+        for zone in pair:
+            ZoneInfo(zone)  # an unknown zone fails here, before any SQL
+    sql = SALES_SQL
+    for index, placeholder in enumerate((":store_zone:", ":account_zone:")):
+        by_zone: dict[str, list[str]] = {}
+        for store_id, pair in zones.items():
+            by_zone.setdefault(pair[index], []).append(store_id)
+        local = [f"timezone({quote_literal(zone)}, e.happened_at)" for zone in sorted(by_zone)]
+        if len(by_zone) > 1:
+            branches = " ".join(
+                f"WHEN {store_predicate(by_zone[zone], 'o')} THEN {expression}"
+                for zone, expression in zip(sorted(by_zone), local, strict=True)
+            )
+            local = [f"CASE {branches} END"]
+        sql = sql.replace(f"timezone({placeholder}, e.happened_at)", local[0])
+    return sql
 
 
 def sales_from_tables(
@@ -387,8 +407,8 @@ def write_sales(lake: Lake, work: Sequence[SalesWork]) -> dict[str, int]:
     """Replace the sale events of each store of `work` (all of them, or those of its
     orders) with the model's, all in one transaction; returns the events written per store.
 
-    Many stores cost about what one does (a fleet batch): the model runs once per pair of
-    zones (they are literals in its SQL) over every store with that pair. A whole store's
+    Many stores cost about what one does (a fleet batch): the model runs once for the
+    stores rebuilt whole and once for those with some orders changed. A whole store's
     events go from DuckDB's query straight into the table (INSERT ... SELECT): no copy of
     them, in Arrow or in DuckDB. The stores' rollups (warehouse.rollups) change in the same
     transaction: rebuilt from the written rows, or for some orders changed by those orders'
@@ -399,13 +419,12 @@ def write_sales(lake: Lake, work: Sequence[SalesWork]) -> dict[str, int]:
     table = qualified(SALES.name)
     with lake.transaction(author=[w.store_id for w in work], message="sales") as cursor:
         whole = [w for w in work if w.order_ids is None]
-        for group in _by_zones(whole):
-            stores = [w.store_id for w in group]
+        if whole:
+            stores = [w.store_id for w in whole]
             cursor.execute(f"DELETE FROM {table} WHERE {store_predicate(stores)}")
             _order_views(cursor, stores, None)
-            written.update(_model_into(cursor, group[0], stores, table))
-        if whole:
-            rollups.write_store(cursor, [w.store_id for w in whole])
+            written.update(_model_into(cursor, whole, table))
+            rollups.write_store(cursor, stores)
         some = [w for w in work if w.order_ids is not None]
         if some:
             written.update(_write_orders(cursor, some))
@@ -428,13 +447,10 @@ def _write_orders(cursor: duckdb.DuckDBPyConnection, work: Sequence[SalesWork]) 
             f"CREATE OR REPLACE TEMP TABLE {_OLD_EVENTS} AS SELECT * FROM {table} WHERE {changed}"
         )
         cursor.execute(f"CREATE OR REPLACE TEMP TABLE {_NEW_EVENTS} AS FROM {table} LIMIT 0")
-        written: dict[str, int] = {}
-        for group in _by_zones(work):
-            versions = [w.since for w in group]
-            since = None if None in versions else min(v for v in versions if v is not None)
-            stores = [w.store_id for w in group]
-            _order_views(cursor, stores, wanted, since, registered=True)
-            written.update(_model_into(cursor, group[0], stores, _NEW_EVENTS))
+        versions = [w.since for w in work]
+        since = None if None in versions else min(v for v in versions if v is not None)
+        _order_views(cursor, list(wanted), wanted, since, registered=True)
+        written = _model_into(cursor, work, _NEW_EVENTS)
         cursor.execute(f"DELETE FROM {table} WHERE {changed}")
         columns = select_columns(SALES.name)
         cursor.execute(
@@ -450,28 +466,21 @@ def _write_orders(cursor: duckdb.DuckDBPyConnection, work: Sequence[SalesWork]) 
 
 
 def _model_into(
-    cursor: duckdb.DuckDBPyConnection, zones: SalesWork, stores: Sequence[str], target: str
+    cursor: duckdb.DuckDBPyConnection, work: Sequence[SalesWork], target: str
 ) -> dict[str, int]:
-    """Append the model's events of the order relations on `cursor` (`stores`' orders, all
-    in `zones`'s pair of zones) to `target`; returns the events appended per store."""
-    sql = _sales_sql(store_timezone=zones.store_timezone, account_timezone=zones.account_timezone)
+    """Append the model's events of the order relations on `cursor` (the orders of the
+    stores of `work`) to `target`; returns the events appended per store."""
+    sql = _zoned_sql({w.store_id: (w.store_timezone, w.account_timezone) for w in work})
     columns = select_columns(SALES.name)
     row = cursor.execute(f"INSERT INTO {target} ({columns}) SELECT {columns} FROM ({sql})")
     total = int((row.fetchone() or (0,))[0])
-    if len(stores) == 1:
-        return {stores[0]: total}
+    if len(work) == 1:
+        return {work[0].store_id: total}
+    stores = [w.store_id for w in work]
     counts = cursor.execute(
         f"SELECT store_id, count(*) FROM {target} WHERE {store_predicate(stores)} GROUP BY 1"
     ).fetchall()
     return {str(store): int(count) for store, count in counts}
-
-
-def _by_zones(work: Sequence[SalesWork]) -> list[list[SalesWork]]:
-    """`work` grouped by its pair of zones, in a fixed order."""
-    groups: dict[tuple[str, str], list[SalesWork]] = {}
-    for w in work:
-        groups.setdefault((w.store_timezone, w.account_timezone), []).append(w)
-    return [groups[key] for key in sorted(groups)]
 
 
 _WANTED = "wanted_orders"
