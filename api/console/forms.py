@@ -85,6 +85,8 @@ class FormView:
 
 
 def _setting_text(value: Any) -> str:
+    if value is None:  # an optional setting left unset (stored normalised as null)
+        return ""
     if isinstance(value, str):
         return value
     if isinstance(value, bool):

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -77,9 +78,14 @@ class Browser(Client):
             "POST", "/console/sign-in", data={"api_key": key, "csrf_token": csrf_of(page)}
         )
 
-    def post_form(self, page_path: str, path: str, data: dict[str, object]) -> httpx.Response:
-        token = csrf_of(self.get(page_path))
-        return self.request("POST", path, data={**data, "csrf_token": token})
+    def submit(self, path: str, pairs: list[tuple[str, str]]) -> httpx.Response:
+        """POST the form fields `pairs` (names repeat, order kept), as a browser does."""
+        return self.request(
+            "POST",
+            path,
+            content=urlencode(pairs).encode(),
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )
 
 
 @pytest.fixture
