@@ -139,28 +139,26 @@ def _jobs(request: Request, user: ExportsUser, config_id: str) -> list[dict[str,
     return list(history.data)
 
 
-@router.get("/exports/{config_id}")
-def export_detail(request: Request, user: ExportsUser, config_id: str) -> Response:
+def _live(request: Request, user: ExportsUser, config_id: str) -> dict[str, Any]:
+    """The configuration as GET /v1/exports/{id} shows it, its newest jobs, and whether
+    the page should keep asking (a job is unfinished)."""
     runs = request.app.state.export_runs
     with request.app.state.registry.session() as session, as_page():
         row = get_visible_config(session, user.principal, config_id)
         view = config_view(session, row, runs.latest, user.principal.config_store_ids(row))
     jobs = _jobs(request, user, config_id)
-    return render(
-        request,
-        "export_detail.html",
-        {"export": view, "jobs": jobs, "polling": any(j["status"] in UNFINISHED for j in jobs)},
-    )
+    return {"export": view, "jobs": jobs, "polling": any(j["status"] in UNFINISHED for j in jobs)}
+
+
+@router.get("/exports/{config_id}")
+def export_detail(request: Request, user: ExportsUser, config_id: str) -> Response:
+    return render(request, "export_detail.html", _live(request, user, config_id))
 
 
 @router.get("/exports/{config_id}/jobs")
 def export_jobs(request: Request, user: ExportsUser, config_id: str) -> Response:
-    """The job table alone: what htmx polls while a job is unfinished."""
-    _visible(request, user, config_id)
-    jobs = _jobs(request, user, config_id)
-    polling = any(j["status"] in UNFINISHED for j in jobs)
-    context = {"export": {"id": config_id}, "jobs": jobs, "polling": polling}
-    return render(request, "jobs.html", context)
+    """The last run and the job table alone: what htmx polls while a job is unfinished."""
+    return render(request, "jobs.html", _live(request, user, config_id))
 
 
 @router.post("/exports/{config_id}/run")
