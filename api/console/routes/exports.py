@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import yaml
 from fastapi import APIRouter, BackgroundTasks, Depends, Request
 from starlette.responses import RedirectResponse, Response
 
@@ -28,6 +29,8 @@ from warehouse.catalog import dataset
 
 router = APIRouter(prefix=PREFIX, include_in_schema=False)
 UNFINISHED = (QUEUED, "running")
+# What the form can show: a record dataset or a query (a bundle is edited in YAML).
+FORM_TYPES = (*RECORD_TYPES, "query")
 JOBS_SHOWN = 20
 
 
@@ -73,7 +76,7 @@ def _form_page(
 
 @router.get("/exports/new")
 def new_export(request: Request, user: ExportsUser, entity_type: str = "orders") -> Response:
-    entity_type = entity_type if entity_type in (*RECORD_TYPES, "query") else "orders"
+    entity_type = entity_type if entity_type in FORM_TYPES else "orders"
     return _form_page(request, {"entity_type": entity_type, "format": "csv"})
 
 
@@ -116,9 +119,23 @@ def _visible(request: Request, user: ExportsUser, config_id: str) -> ExportConfi
     return row
 
 
+def _formless(request: Request, row: ExportConfig) -> Response | None:
+    """A bundle (several parts in one zip) has no form here: its page says how to edit
+    it, with its YAML, rather than a form that would save it as something else."""
+    if row.entity_type in FORM_TYPES:
+        return None
+    entry = entry_for_edit(row, request.app.state.settings)
+    text = yaml.safe_dump({"exports": [entry]}, sort_keys=False, allow_unicode=True)
+    context = {"config": {"id": row.id, "name": row.name}, "yaml": text}
+    return render(request, "export_yaml.html", context, status_code=409)
+
+
 @router.get("/exports/{config_id}/edit")
 def edit_export(request: Request, user: ExportsUser, config_id: str) -> Response:
     row = _visible(request, user, config_id)
+    refused = _formless(request, row)
+    if refused is not None:
+        return refused
     entry = entry_for_edit(row, request.app.state.settings)
     return _form_page(request, entry, config={"id": row.id, "name": row.name})
 
@@ -127,7 +144,8 @@ def edit_export(request: Request, user: ExportsUser, config_id: str) -> Response
 def update_export(
     request: Request, user: ExportsUser, config_id: str, items: FormItems
 ) -> Response:
-    return _submit(request, user, items, _visible(request, user, config_id))
+    row = _visible(request, user, config_id)
+    return _formless(request, row) or _submit(request, user, items, row)
 
 
 def _jobs(request: Request, user: ExportsUser, config_id: str) -> list[dict[str, Any]]:

@@ -3,9 +3,12 @@ key revocation ending a session server-side, scopes, and the key's rate limit.""
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from anyio.from_thread import BlockingPortal
 from sqlalchemy import select
 
@@ -161,3 +164,25 @@ def test_sessions_store_no_key_and_expire(
         # QUARRY_CONSOLE_SESSION_HOURS, 12 by default.
         assert row.expires_at - row.created_at == timedelta(hours=12)
         assert row.expires_at > datetime.now(UTC)
+
+
+def test_the_key_is_in_no_log_line_and_no_url(
+    browser: Browser, console_account: ConsoleAccount, caplog: pytest.LogCaptureFixture
+) -> None:
+    key = console_account.keys["all"]
+    caplog.set_level(logging.DEBUG)
+    signed = browser.sign_in(key)
+    visited = [signed.headers["location"]]
+    for path in ("/console/exports", "/console/exports/new", "/console/query"):
+        page = browser.get(path)
+        visited += re.findall(r'(?:href|action)="([^"]+)"', page.text)
+        assert key not in page.text
+    assert visited and all(key not in url for url in visited)
+    assert key not in caplog.text
+    # A key in the query string is not a way in either.
+    assert browser.get(f"/console/exports?api_key={key}").status_code in (200, 303)
+    fresh = Browser(browser.app, browser._portal)
+    try:
+        assert fresh.get(f"/console/exports?api_key={key}").status_code == 303
+    finally:
+        fresh.close()
