@@ -92,7 +92,9 @@ def test_a_person_makes_previews_runs_and_downloads_an_export(
 
     page.goto(f"{base}/console")
     _shot(page, "sign-in")
-    _sign_in(page, base, stack.key)
+    # By keyboard: the key field has the focus, Enter signs in.
+    page.keyboard.type(stack.key)
+    page.keyboard.press("Enter")
     page.get_by_role("heading", name="Export configurations").wait_for()
     cookie = next(c for c in context.cookies() if c["name"] == "quarry_console")
     assert cookie["httpOnly"] and cookie["sameSite"] == "Lax" and cookie["expires"] > 0
@@ -128,9 +130,12 @@ def test_a_person_makes_previews_runs_and_downloads_an_export(
     # The job table polls (htmx) without reloading the page: the row turns completed.
     job = page.locator("tr.job").first
     job.wait_for()
+    page.evaluate("window.stillThisPage = true")
     assert job.get_attribute("data-status") in ("queued", "running", "completed")
     _shot(page, "job-running")
     page.locator("tr.job[data-status=completed]").wait_for(timeout=240_000)
+    assert page.evaluate("window.stillThisPage === true")  # updated in place, no reload
+    assert page.locator("#total-runs").inner_text() == "1"
     _shot(page, "job-completed")
 
     with page.expect_download() as waiting:
@@ -162,6 +167,16 @@ def test_a_person_makes_previews_runs_and_downloads_an_export(
     _shot(page, "query")
     config_url = page.url.replace("/console/query", "")
     context.close()
+    if SHOTS:  # the same pages on a phone's screen
+        phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+        page = phone.new_page()
+        _sign_in(page, base, stack.key)
+        page.get_by_role("heading", name="Export configurations").wait_for()
+        _shot(page, "phone-exports")
+        page.get_by_role("link", name=NAME).click()
+        page.get_by_role("heading", name=NAME).wait_for()
+        _shot(page, "phone-export")
+        phone.close()
 
     # Another account's key sees none of it; a key limited to one store sees only that one.
     with stack.registry.session() as session:

@@ -165,7 +165,13 @@ def _live(request: Request, user: ExportsUser, config_id: str) -> dict[str, Any]
         row = get_visible_config(session, user.principal, config_id)
         view = config_view(session, row, runs.latest, user.principal.config_store_ids(row))
     jobs = _jobs(request, user, config_id)
-    return {"export": view, "jobs": jobs, "polling": any(j["status"] in UNFINISHED for j in jobs)}
+    names = {store.id: store.name for store in user.principal.stores}
+    return {
+        "export": view,
+        "store_names": [names.get(store_id, store_id) for store_id in view["store_ids"]],
+        "jobs": jobs,
+        "polling": any(j["status"] in UNFINISHED for j in jobs),
+    }
 
 
 @router.get("/exports/{config_id}")
