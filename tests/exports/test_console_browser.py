@@ -103,6 +103,13 @@ def test_a_person_makes_previews_runs_and_downloads_an_export(
     # From scratch: a name, four columns, paid orders only, and a mistyped schedule.
     page.get_by_role("link", name="New export").click()
     page.get_by_label("Name", exact=True).fill(NAME)
+    # Another destination kind brings its own fields (htmx redraws the form, keeping what
+    # was typed); back to a folder on this machine.
+    page.get_by_label("Deliver to").select_option("s3")
+    page.get_by_label("bucket", exact=True).wait_for()
+    assert page.get_by_label("Name", exact=True).input_value() == NAME
+    page.get_by_label("Deliver to").select_option("local")
+    page.get_by_label("folder", exact=True).wait_for()
     for box in page.locator("input[name=col]").all():
         box.uncheck()
     for field in ("id", "order_name", "total_price", "financial_status"):
