@@ -19,7 +19,7 @@ from api.console.export_service import check_entry, entry_for_edit, preview_rows
 from api.console.forms import entry_of, view_of
 from api.console.pages import PREFIX, ConsolePageError, as_page, render
 from exports.configs.definition import RECORD_TYPES, schedule_only_reason
-from exports.configs.saved import get_visible_config, set_schedule_paused
+from exports.configs.saved import get_visible_config, reset_changes, set_schedule_paused
 from exports.files.produce import PartPreview
 from exports.jobs.lifecycle import QUEUED, create_job
 from exports.jobs.listing import config_view, config_views, job_history
@@ -217,3 +217,12 @@ def pause(request: Request, user: ExportsUser, config_id: str) -> Response:
 @router.post("/exports/{config_id}/resume")
 def resume(request: Request, user: ExportsUser, config_id: str) -> Response:
     return _pause(request, user, config_id, False)
+
+
+@router.post("/exports/{config_id}/reset")
+def start_over(request: Request, user: ExportsUser, config_id: str) -> Response:
+    """A changed-rows export's next run delivers every row again (`quarry exports reset`)."""
+    with request.app.state.registry.session() as session, as_page():
+        row = get_visible_config(session, user.principal, config_id)
+        reset_changes(session, row.id)
+    return RedirectResponse(f"{PREFIX}/exports/{config_id}", status_code=303)

@@ -115,6 +115,13 @@ def test_a_configuration_saved_here_reads_back_identically(
     assert {k: v for k, v in after.items() if k != "updated_at"} == {
         k: v for k, v in detail.items() if k != "updated_at"
     }
+    # A changed-rows export can start over, as `quarry exports reset`.
+    page = signed_in.get(f"/console/exports/{config_id}")
+    assert "Start over" in page.text
+    reset = signed_in.request(
+        "POST", f"/console/exports/{config_id}/reset", data={"csrf_token": csrf_of(page)}
+    )
+    assert reset.status_code == 303
 
 
 YAML_CONFIG: dict[str, Any] = {
@@ -231,3 +238,25 @@ def test_preview_shows_the_rows_a_run_would_read(make_browser: Any, world: World
     # Nothing saved by a preview.
     names = [e["name"] for e in person.get("/v1/exports", key=world.keys["a_all"]).json()["data"]]
     assert "Console preview probe" not in names
+
+
+def test_a_query_export_shows_the_querys_problem_at_its_line_and_column(
+    signed_in: Browser, console_account: ConsoleAccount
+) -> None:
+    page = signed_in.get("/console/exports/new?entity_type=query")
+    assert 'name="query"' in page.text and 'name="col"' not in page.text
+    fields = _replace(
+        form_fields(page, "export-form"),
+        name="Console monthly sales",
+        query="FROM sales\nSHOW total_salez\nTIMESERIES month",
+    )
+    refused = signed_in.submit("/console/exports/new", [*fields, ("action", "save")])
+    assert refused.status_code == 422
+    beside = refused.text.split('id="f-query"')[1].split("</fieldset>")[0]
+    assert "line 2 column 6" in beside
+    fixed = _replace(fields, query="FROM sales\nSHOW total_sales\nTIMESERIES month")
+    saved = signed_in.submit("/console/exports/new", [*fixed, ("action", "save")])
+    assert saved.status_code == 303, saved.text[:3000]
+    config_id = saved.headers["location"].rsplit("/", 1)[1]
+    detail = signed_in.get(f"/v1/exports/{config_id}", key=console_account.keys["all"]).json()
+    assert detail["parts"][0]["query"] == "FROM sales\nSHOW total_sales\nTIMESERIES month"

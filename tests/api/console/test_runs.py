@@ -72,6 +72,12 @@ def test_pause_and_resume_the_schedule(
         "POST", f"/console/exports/{config_id}/resume", data={"csrf_token": csrf_of(page)}
     )
     assert browser.get(f"/v1/exports/{config_id}", key=key).json()["schedule"]["paused"] is False
+    # Only a changed-rows export has "Start over"; on another, the API's 409 is a page.
+    assert "Start over" not in page.text
+    refused = browser.request(
+        "POST", f"/console/exports/{config_id}/reset", data={"csrf_token": csrf_of(page)}
+    )
+    assert refused.status_code == 409 and "nothing to reset" in refused.text
 
 
 def test_a_bundle_is_not_turned_into_something_else_by_the_form(
