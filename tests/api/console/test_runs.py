@@ -46,6 +46,15 @@ def test_run_now_queues_a_job_and_the_table_polls_until_it_ends(
     assert 'data-status="failed"' in ended.text
     assert "the S3 bucket refused the upload" in ended.text
     assert "Download" not in ended.text
+    # A failed job has no file: the API's 409 as a page; another account's key: not found.
+    refused = browser.get(f"/console/jobs/{job['job_id']}/download")
+    assert refused.status_code == 409 and "the job failed and has no file" in refused.text
+    other = Browser(browser.app, browser._portal)
+    try:
+        other.sign_in(world.keys["b_all"])
+        assert other.get(f"/console/jobs/{job['job_id']}/download").status_code == 404
+    finally:
+        other.close()
 
 
 def test_pause_and_resume_the_schedule(
