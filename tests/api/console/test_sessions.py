@@ -186,3 +186,21 @@ def test_the_key_is_in_no_log_line_and_no_url(
         assert fresh.get(f"/console/exports?api_key={key}").status_code == 303
     finally:
         fresh.close()
+
+
+def test_every_asset_is_served_by_quarry_itself(
+    browser: Browser, console_account: ConsoleAccount
+) -> None:
+    """Offline: no page names another origin; the vendored htmx and the stylesheet are
+    served here."""
+    browser.sign_in(console_account.keys["all"])
+    sources: set[str] = set()
+    for path in ("/console/sign-in", "/console/exports", "/console/exports/new", "/console/query"):
+        page = browser.get(path)
+        assert page.status_code == 200, path
+        sources |= set(re.findall(r'(?:src|href)="([^"]+)"', page.text))
+    assert sources and all(s.startswith(("/console", "#")) for s in sources), sources
+    htmx = browser.get("/console/static/htmx-2.0.11.min.js")
+    assert htmx.status_code == 200 and "htmx" in htmx.text[:2000]
+    assert "javascript" in htmx.headers["content-type"]
+    assert browser.get("/console/static/console.css").status_code == 200
