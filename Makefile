@@ -9,7 +9,7 @@ PYTEST_TIMEOUT ?= 600
 # Extra pytest arguments, e.g. `make test PYTEST_ARGS="tests/registry -x"`.
 PYTEST_ARGS ?=
 
-.PHONY: install services test lint demo bench clean
+.PHONY: install services test lint demo bench screenshots clean
 
 install: $(VENV)/.installed
 
@@ -51,6 +51,12 @@ bench: install
 	@command -v wrk >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk) \
 		|| echo "bench: wrk could not be installed; throughput uses the Python load client"
 	$(BIN)/python -m bench
+
+# The pictures of docs/console.md: the console's browser test, saving a screenshot at each
+# step (docs/console.md, "Tests and screenshots"). Not part of `make test`.
+screenshots: install services
+	QUARRY_CONSOLE_SCREENSHOTS=docs/console $(BIN)/pytest -n 0 --timeout $(PYTEST_TIMEOUT) \
+		tests/exports/test_console_browser.py
 
 clean:
 	rm -rf $(VENV) .quarry .pytest_cache .ruff_cache

@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import APIRouter, FastAPI
 
 from api.body_limit import BodyLimitMiddleware
+from api.console import install_console
 from api.docs_page import install_docs
 from api.head import HeadAsGetMiddleware
 from api.logs import mask_keys
@@ -115,6 +116,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(MetricsMiddleware, metrics=metrics)
         app.add_route(METRICS_PATH, metrics.exposition, include_in_schema=False)
     install_docs(app)
+    # Quarry's addition: the web console under /console (docs/console.md).
+    install_console(app)
     for router in ROUTERS:
         app.include_router(router)
     app.openapi = lambda: build_openapi(app)  # type: ignore[method-assign]

@@ -508,7 +508,8 @@ def demo_start(
         origin = f"the demo's key, kept in {key_file(settings)} for the next run"
 
     def try_it(base: str) -> None:
-        click.echo(f"\naccount: {account_id}\nAPI key: {key.secret}\n  ({origin})\n\nTry:")
+        click.echo(f"\naccount: {account_id}\nAPI key: {key.secret}\n  ({origin})\n")
+        click.echo(f"Web console: {base}/console (sign in with the API key above)\n\nTry:")
         for path in ("/v1/account", "/v1/stores", "/v1/orders?page_size=5"):
             click.echo(f"  curl -H 'Authorization: Bearer {key.secret}' '{base}{path}'")
         click.echo()

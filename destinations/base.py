@@ -155,6 +155,15 @@ class BaseDestination:
         return normalised
 
     @classmethod
+    def field_names(cls, app_settings: Settings) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The names of the kind's settings and of its credentials, in the order the kind
+        reads them: what a form for it asks (api/console). Read off the validation itself,
+        so a form never lists a field the kind does not take."""
+        fields = FieldReader(cls.kind, {}, {})
+        cls._read_settings(fields, app_settings)
+        return fields.read_names()
+
+    @classmethod
     def _read_settings(cls, fields: FieldReader, app_settings: Settings) -> dict[str, Any]:
         """The kind's settings and credentials read through `fields`, which collects the
         problems; returns the normalised settings (used only when there is no problem)."""

@@ -38,8 +38,10 @@ class FieldReader:
             self.error("settings", "must be an object", section="destination")
         if not isinstance(credentials, Mapping):
             self.error("credentials", "must be an object", section="destination")
-        self._seen_settings: set[str] = set()
-        self._seen_credentials: set[str] = set()
+        # Dicts as ordered sets: the order a kind reads its fields is the order a form
+        # shows them (read_names).
+        self._seen_settings: dict[str, None] = {}
+        self._seen_credentials: dict[str, None] = {}
 
     def error(self, name: str, message: str, *, section: str = "settings") -> None:
         prefix = "destination" if section == "destination" else f"destination.{section}"
@@ -50,7 +52,7 @@ class FieldReader:
         return any(e["field"] == wanted for e in self.errors)
 
     def raw(self, name: str) -> Any:
-        self._seen_settings.add(name)
+        self._seen_settings[name] = None
         return self._settings.get(name)
 
     def text(
@@ -131,7 +133,7 @@ class FieldReader:
     def credential(self, name: str, *, required: bool = False) -> str | None:
         """The literal value of a credential, None when absent or an environment reference
         (those are resolved only when delivering, where the variable must exist)."""
-        self._seen_credentials.add(name)
+        self._seen_credentials[name] = None
         value = self._credentials.get(name)
         if value is None or value == "":
             if required:
@@ -148,12 +150,12 @@ class FieldReader:
 
     def raw_credential(self, name: str) -> Any:
         """A credential as given (a JSON key may be an object); None when absent."""
-        self._seen_credentials.add(name)
+        self._seen_credentials[name] = None
         value = self._credentials.get(name)
         return None if value == "" else value
 
     def credential_present(self, name: str) -> bool:
-        self._seen_credentials.add(name)
+        self._seen_credentials[name] = None
         value = self._credentials.get(name)
         return value is not None and value != ""
 
@@ -167,6 +169,10 @@ class FieldReader:
                 self.error(
                     str(name), "is not a credential of this destination kind", section="credentials"
                 )
+
+    def read_names(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The settings and credentials read so far, each in the order first read."""
+        return tuple(self._seen_settings), tuple(self._seen_credentials)
 
     def raise_if_errors(self) -> None:
         self.refuse_unknown()

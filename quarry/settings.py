@@ -39,6 +39,9 @@ class Settings(BaseSettings):
     # DAGSTER_HOME when unset.
     dagster_postgres_url: str | None = None
     public_url: str = "http://127.0.0.1:8000"
+    # How long a web console sign-in lasts (api/console), in hours; signing out ends it
+    # sooner.
+    console_session_hours: float = Field(default=12.0, gt=0, le=24 * 30)
     # Who this process is among Quarry's roles (docs/deployment.md): export jobs record the
     # identity of the worker that runs them. Not the host name: several roles may share a
     # host, and one role's processes must never be taken for another's.

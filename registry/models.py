@@ -273,3 +273,19 @@ class MetricSeries(Base):
     labels: Mapped[str] = mapped_column(String(500), primary_key=True)
     value: Mapped[float] = mapped_column(Float, default=0.0)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class ConsoleSession(Base):
+    """A web console sign-in (api/console): the cookie carries a random token, this row
+    only its SHA-256 digest. Signing out (or the key's revocation) ends it server-side."""
+
+    __tablename__ = "console_sessions"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    api_key_id: Mapped[str] = mapped_column(ForeignKey("api_keys.id", ondelete="CASCADE"))
+    csrf_token: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column()
+    revoked_at: Mapped[datetime | None] = mapped_column(default=None)
+
+    __table_args__ = (Index("ix_console_sessions_key", "api_key_id"),)

@@ -4,6 +4,9 @@
 #   - Redis answering at 127.0.0.1:6379;
 #   - OpenSSH's sshd binary (/usr/sbin/sshd). It is NOT started: the SFTP tests start their
 #     own sshd with their own config and port.
+#   - Debian's chromium (/usr/bin/chromium), the headless browser of the console's browser
+#     test (tests/api/console/test_browser.py), driven by Playwright's Python package; never
+#     `playwright install`, which downloads a browser build.
 # Idempotent: when everything is installed and answering it changes nothing.
 # Debian only (apt-get, pg_ctlcluster). Run as root, or as a user with passwordless sudo.
 #
@@ -55,6 +58,9 @@ if [[ ! -x /usr/sbin/sshd ]]; then
 fi
 if [[ ! -x /usr/lib/openssh/sftp-server ]]; then
     missing+=(openssh-sftp-server)
+fi
+if [[ ! -x /usr/bin/chromium ]]; then
+    missing+=(chromium)
 fi
 
 if ((${#missing[@]})); then

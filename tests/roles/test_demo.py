@@ -48,6 +48,7 @@ def test_demo_start_says_what_and_where_once_the_api_answers(tmp_path: Path) -> 
         order = [text.index(marker) for marker in (
             account.group(0), "starting the API", f"API ready on http://127.0.0.1:{api_port}",
             f"account: {account[1]}", key.group(0),
+            f"Web console: http://127.0.0.1:{api_port}/console",
             f"curl -H 'Authorization: Bearer {key[1]}' 'http://127.0.0.1:{api_port}/v1/account'",
         )]  # fmt: skip
         assert order == sorted(order), text
@@ -58,6 +59,11 @@ def test_demo_start_says_what_and_where_once_the_api_answers(tmp_path: Path) -> 
             timeout=10,
         )
         assert answer.status_code == 200 and answer.json()["account_id"] == account[1]
+        # The printed console URL leads a person to the sign-in page.
+        console = httpx.get(
+            f"http://127.0.0.1:{api_port}/console", follow_redirects=True, timeout=10
+        )
+        assert console.status_code == 200 and "API key" in console.text
     finally:
         demo.send_signal(signal.SIGINT)
         assert demo.wait(timeout=60) == 0

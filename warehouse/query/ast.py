@@ -213,5 +213,8 @@ class Query:
     # FROM a, b (multi-fact) and VISUALIZE's metrics, which stand in for a missing SHOW.
     extra_datasets: list[Name] = field(default_factory=list)
     visualize: list[ShowItem] = field(default_factory=list)
+    # VISUALIZE ... TYPE t: the chart asked for (None: ShopifyQL's default for the shape);
+    # a table ignores it, the console draws it (api/console/charts.py).
+    chart_type: str | None = None
     # Where each clause keyword stood, for diagnostics about whole clauses.
     clauses: dict[str, Pos] = field(default_factory=dict)

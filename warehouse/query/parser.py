@@ -325,6 +325,8 @@ class _Parser:
             if self.tok.is_word("type"):
                 self.advance()
                 chart = self.ident("a visualization type")
+                if self.query.chart_type is None:
+                    self.query.chart_type = chart.name
                 if chart.name not in VISUALIZATION_TYPES:
                     # As in ShopifyQL: an invalid TYPE is a parse error, not a table.
                     hint = did_you_mean(chart.name, VISUALIZATION_TYPES)

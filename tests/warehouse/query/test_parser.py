@@ -107,6 +107,9 @@ def test_compare_to_list_with_until_and_with_modifiers() -> None:
 def test_visualize_is_accepted() -> None:
     q = ok("FROM sales SHOW total_sales GROUP BY day VISUALIZE total_sales TYPE line")
     assert q.group_by and "VISUALIZE" in q.clauses
+    # The chart asked for is kept for the console to draw; without TYPE there is none.
+    assert q.chart_type == "line"
+    assert ok("FROM sales VISUALIZE total_sales").chart_type is None
 
 
 def test_numbers_are_decimals() -> None:

@@ -1,0 +1,83 @@
+"""Rendering console pages: the Jinja2 environment, the page of an error, and the one
+exception a console route raises to show one (ConsolePageError), so a person gets a page,
+never a problem+json body."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request
+from fastapi.templating import Jinja2Templates
+from starlette.responses import Response
+
+from quarry.errors import QuarryError
+
+HERE = Path(__file__).parent
+STATIC = HERE / "static"
+# The vendored htmx (static/README.md says where it comes from).
+HTMX = "htmx-2.0.11.min.js"
+PREFIX = "/console"
+
+
+def errors_for(errors: list[dict[str, str]], key: str) -> list[str]:
+    """The messages of `errors` about `key` or anything inside it (`columns` takes
+    `columns[2]`, `destination.settings` takes `destination.settings.host`)."""
+    return [
+        e["message"]
+        for e in errors
+        if e["field"] == key or e["field"].startswith((f"{key}.", f"{key}["))
+    ]
+
+
+def field_id(key: str) -> str:
+    """An element id for a field path (`destination.settings.host` gives
+    `f-destination-settings-host`)."""
+    return "f-" + "".join(c if c.isalnum() else "-" for c in key)
+
+
+templates = Jinja2Templates(directory=str(HERE / "templates"))
+templates.env.globals.update(prefix=PREFIX, htmx=HTMX)
+templates.env.filters.update(errors_for=errors_for, field_id=field_id)
+
+
+@dataclass
+class ConsolePageError(Exception):
+    """An error shown to a person as a page with `status`."""
+
+    status: int
+    title: str
+    detail: str
+
+
+class SignInRequired(Exception):
+    """No live session: the browser goes to the sign-in page."""
+
+
+@contextmanager
+def as_page() -> Iterator[None]:
+    """Domain errors (a configuration the key cannot see, a conflict) as a page."""
+    try:
+        yield
+    except QuarryError as error:
+        raise ConsolePageError(error.status, error.title, error.detail) from error
+
+
+def render(
+    request: Request, name: str, context: dict[str, Any], status_code: int = 200
+) -> Response:
+    """Template `name` with `context`; `user` (the signed-in key) when the request has one."""
+    values = {"user": getattr(request.state, "console_user", None), **context}
+    return templates.TemplateResponse(request, name, values, status_code=status_code)
+
+
+def error_page(request: Request, error: ConsolePageError) -> Response:
+    return render(
+        request,
+        "error.html",
+        {"title": error.title, "detail": error.detail, "status": error.status},
+        status_code=error.status,
+    )

@@ -1,0 +1,228 @@
+"""Console pages of export configurations: the list, the form (new and edit: refresh,
+preview, save), one configuration with its jobs, run now, pause and resume.
+
+Visibility is the API's: a configuration appears only through get_visible_config and
+config_views with the signed-in key's Principal, so another account's id, or one reading a
+store the key cannot, is the same "not found" as an unknown id.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import yaml
+from fastapi import APIRouter, BackgroundTasks, Depends, Request
+from starlette.responses import RedirectResponse, Response
+
+from api.console.access import ExportsUser
+from api.console.export_service import check_entry, entry_for_edit, preview_rows, save
+from api.console.forms import entry_of, view_of
+from api.console.pages import PREFIX, ConsolePageError, as_page, render
+from exports.configs.definition import RECORD_TYPES, schedule_only_reason
+from exports.configs.saved import get_visible_config, reset_changes, set_schedule_paused
+from exports.files.produce import PartPreview
+from exports.jobs.lifecycle import QUEUED, create_job
+from exports.jobs.listing import config_view, config_views, job_history
+from pipelines.exports.launcher import launch
+from registry.models import ExportConfig
+from warehouse.catalog import dataset
+
+router = APIRouter(prefix=PREFIX, include_in_schema=False)
+UNFINISHED = (QUEUED, "running")
+# What the form can show: a record dataset or a query (a bundle is edited in YAML).
+FORM_TYPES = (*RECORD_TYPES, "query")
+JOBS_SHOWN = 20
+
+
+async def form_items(request: Request) -> list[tuple[str, Any]]:
+    return list((await request.form()).multi_items())
+
+
+FormItems = Annotated[list[tuple[str, Any]], Depends(form_items)]
+
+
+@router.get("/exports")
+def export_list(request: Request, user: ExportsUser) -> Response:
+    registry, runs = request.app.state.registry, request.app.state.export_runs
+    with registry.session() as session:
+        views = config_views(session, user.principal.account_id, runs.latest, user.principal)
+    return render(request, "exports.html", {"exports": views})
+
+
+def _form_page(
+    request: Request,
+    entry: dict[str, Any],
+    *,
+    config: dict[str, Any] | None = None,
+    errors: list[dict[str, str]] | None = None,
+    previews: list[PartPreview] | None = None,
+    status: int = 200,
+) -> Response:
+    settings = request.app.state.settings
+    user = request.state.console_user
+    entity_type = entry.get("entity_type")
+    ds = dataset(entity_type) if entity_type in RECORD_TYPES else None
+    context = {
+        "form": view_of(entry, settings),
+        "config": config,
+        "errors": errors or [],
+        "previews": previews,
+        "stores": user.principal.stores,
+        "account_timezone": user.principal.timezone,
+        "dataset": ds,
+    }
+    return render(request, "export_form.html", context, status_code=status)
+
+
+@router.get("/exports/new")
+def new_export(request: Request, user: ExportsUser, entity_type: str = "orders") -> Response:
+    entity_type = entity_type if entity_type in FORM_TYPES else "orders"
+    return _form_page(request, {"entity_type": entity_type, "format": "csv"})
+
+
+def _submit(
+    request: Request, user: ExportsUser, items: list[tuple[str, Any]], row: ExportConfig | None
+) -> Response:
+    settings, registry = request.app.state.settings, request.app.state.registry
+    entry = entry_of(items, user.principal, settings)
+    if row is not None:
+        entry["name"] = row.name
+    action = dict(items).get("action", "refresh")
+    config = {"id": row.id, "name": row.name} if row is not None else None
+    if action not in ("preview", "save"):
+        # A changed dataset or destination kind: the form again, for its new fields.
+        return _form_page(request, entry, config=config)
+    with registry.session() as session:
+        editing = session.get(ExportConfig, row.id) if row is not None else None
+        checked = check_entry(session, settings, user.principal, entry, editing)
+        if checked.definition is not None and action == "save":
+            config_id = save(session, settings, user.principal, checked.definition)
+            return RedirectResponse(f"{PREFIX}/exports/{config_id}", status_code=303)
+    if checked.definition is None:
+        return _form_page(request, entry, config=config, errors=checked.errors, status=422)
+    with as_page():
+        previews = preview_rows(
+            request.app.state.reader, user.principal, settings, checked.definition
+        )
+    return _form_page(request, entry, config=config, previews=previews)
+
+
+@router.post("/exports/new")
+def create_export(request: Request, user: ExportsUser, items: FormItems) -> Response:
+    return _submit(request, user, items, None)
+
+
+def _visible(request: Request, user: ExportsUser, config_id: str) -> ExportConfig:
+    with request.app.state.registry.session() as session, as_page():
+        row = get_visible_config(session, user.principal, config_id)
+        session.expunge(row)
+    return row
+
+
+def _formless(request: Request, row: ExportConfig) -> Response | None:
+    """A bundle (several parts in one zip) has no form here: its page says how to edit
+    it, with its YAML, rather than a form that would save it as something else."""
+    if row.entity_type in FORM_TYPES:
+        return None
+    entry = entry_for_edit(row, request.app.state.settings)
+    text = yaml.safe_dump({"exports": [entry]}, sort_keys=False, allow_unicode=True)
+    context = {"config": {"id": row.id, "name": row.name}, "yaml": text}
+    return render(request, "export_yaml.html", context, status_code=409)
+
+
+@router.get("/exports/{config_id}/edit")
+def edit_export(request: Request, user: ExportsUser, config_id: str) -> Response:
+    row = _visible(request, user, config_id)
+    refused = _formless(request, row)
+    if refused is not None:
+        return refused
+    entry = entry_for_edit(row, request.app.state.settings)
+    return _form_page(request, entry, config={"id": row.id, "name": row.name})
+
+
+@router.post("/exports/{config_id}/edit")
+def update_export(
+    request: Request, user: ExportsUser, config_id: str, items: FormItems
+) -> Response:
+    row = _visible(request, user, config_id)
+    return _formless(request, row) or _submit(request, user, items, row)
+
+
+def _jobs(request: Request, user: ExportsUser, config_id: str) -> list[dict[str, Any]]:
+    runs = request.app.state.export_runs
+    with request.app.state.registry.session() as session:
+        history = job_history(
+            session, user.principal, runs.latest, export_id=config_id, page=1, page_size=JOBS_SHOWN
+        )
+    return list(history.data)
+
+
+def _live(request: Request, user: ExportsUser, config_id: str) -> dict[str, Any]:
+    """The configuration as GET /v1/exports/{id} shows it, its newest jobs, and whether
+    the page should keep asking (a job is unfinished)."""
+    runs = request.app.state.export_runs
+    with request.app.state.registry.session() as session, as_page():
+        row = get_visible_config(session, user.principal, config_id)
+        view = config_view(session, row, runs.latest, user.principal.config_store_ids(row))
+    jobs = _jobs(request, user, config_id)
+    names = {store.id: store.name for store in user.principal.stores}
+    return {
+        "export": view,
+        "store_names": [names.get(store_id, store_id) for store_id in view["store_ids"]],
+        "jobs": jobs,
+        "polling": any(j["status"] in UNFINISHED for j in jobs),
+    }
+
+
+@router.get("/exports/{config_id}")
+def export_detail(request: Request, user: ExportsUser, config_id: str) -> Response:
+    return render(request, "export_detail.html", _live(request, user, config_id))
+
+
+@router.get("/exports/{config_id}/jobs")
+def export_jobs(request: Request, user: ExportsUser, config_id: str) -> Response:
+    """The last run and the job table alone: what htmx polls while a job is unfinished."""
+    return render(request, "jobs.html", _live(request, user, config_id))
+
+
+@router.post("/exports/{config_id}/run")
+def run_now(
+    request: Request, user: ExportsUser, config_id: str, background: BackgroundTasks
+) -> Response:
+    """As POST /v1/exports/{id}/run: the job row first, the Dagster run after the answer."""
+    settings, registry = request.app.state.settings, request.app.state.registry
+    with registry.session() as session, as_page():
+        row = get_visible_config(session, user.principal, config_id)
+        reason = schedule_only_reason(row)
+        if reason is not None:
+            raise ConsolePageError(422, "Export cannot run now", reason)
+        job, _ = create_job(session, row, idempotency_key=None, api_key_id=user.principal.key_id)
+        job_id, name = job.id, row.name
+    background.add_task(launch, settings, registry, job_id, name)
+    return RedirectResponse(f"{PREFIX}/exports/{config_id}", status_code=303)
+
+
+def _pause(request: Request, user: ExportsUser, config_id: str, paused: bool) -> Response:
+    with request.app.state.registry.session() as session, as_page():
+        row = get_visible_config(session, user.principal, config_id)
+        set_schedule_paused(session, row.id, paused)
+    return RedirectResponse(f"{PREFIX}/exports/{config_id}", status_code=303)
+
+
+@router.post("/exports/{config_id}/pause")
+def pause(request: Request, user: ExportsUser, config_id: str) -> Response:
+    return _pause(request, user, config_id, True)
+
+
+@router.post("/exports/{config_id}/resume")
+def resume(request: Request, user: ExportsUser, config_id: str) -> Response:
+    return _pause(request, user, config_id, False)
+
+
+@router.post("/exports/{config_id}/reset")
+def start_over(request: Request, user: ExportsUser, config_id: str) -> Response:
+    """A changed-rows export's next run delivers every row again (`quarry exports reset`)."""
+    with request.app.state.registry.session() as session, as_page():
+        row = get_visible_config(session, user.principal, config_id)
+        reset_changes(session, row.id)
+    return RedirectResponse(f"{PREFIX}/exports/{config_id}", status_code=303)
