@@ -9,8 +9,10 @@ each, in this process and in its one thread, each step the route takes is timed 
 (the DuckDB statements that read rows: the by-id SELECT, the engine's aggregate
 statements), the rest of the engine (exchange rates, registered relations, Python), and
 the JSON. The same request through HTTP (uvicorn, as `quarry serve` runs it, the query
-cache off) gives the whole; fixed cost = HTTP p50 - the data work's p50. With
-`--pyinstrument`, a profile of the in-process path is written beside `--out`.
+cache off) gives the whole, one HTTP request after each in-process one; the fixed cost is
+the median of (HTTP time - that round's data work). `python -m bench --sections query`
+reports it too (run_section). With `--pyinstrument`, a profile of the in-process path is
+written beside `--out`.
 """
 
 from __future__ import annotations
@@ -28,11 +30,14 @@ from typing import Any, cast
 import click
 import duckdb
 
-from bench.stats import Timings
+from bench.stats import Figure, Section, Timings, at_most_value
 
 # The query profiled: small (a month of one store's days), answered from a rollup, so its
 # data work is a few milliseconds and its time is mostly the fixed cost.
 QUERY_NAME = "store_month_days"
+# Rounds of each request in the bench's section at least: the machine is shared, and a
+# difference of two medians needs many samples.
+MIN_ROUNDS = 100
 
 
 @dataclass
@@ -154,20 +159,44 @@ def _query_request(app: Any, key: str, text: str, steps: Steps) -> bytes:
         return bytes(_render(result, "application/json").body)
 
 
-def _http(url: str, key: str, send: Callable[[Any, int], Any], repeats: int) -> Timings:
-    import httpx
-
-    with httpx.Client(
-        base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60
-    ) as client:
+def measure_requests(
+    app: Any, client: Any, key: str, ids: list[str], text: str, repeats: int
+) -> dict[str, Any]:
+    """Both requests, `repeats` times each: in this process step by step (`app`, built on
+    the same home as the server) and through HTTP (`client`, holding `key`), one after
+    the other in each round so that the machine's load weighs on both alike. The fixed
+    cost is the median over rounds of (HTTP time - that round's data work)."""
+    requests: dict[str, tuple[Callable[[Steps, int], Any], Callable[[int], Any]]] = {
+        "order_by_id": (
+            lambda steps, i: _by_id_request(app, key, ids[i % len(ids)], steps),
+            lambda i: client.get(f"/v1/orders/{ids[i % len(ids)]}"),
+        ),
+        "query_store_month_days": (
+            lambda steps, _i: _query_request(app, key, text, steps),
+            lambda _i: client.post("/v1/query", json={"query": text}),
+        ),
+    }
+    out: dict[str, Any] = {}
+    for name, (in_process, over_http) in requests.items():
         for i in range(3):
-            send(client, i).raise_for_status()
-        samples = []
+            in_process(Steps(), i)
+            over_http(i).raise_for_status()
+        steps = Steps()
+        http: list[float] = []
         for i in range(repeats):
+            in_process(steps.new_run(), i)
             started = time.perf_counter()
-            send(client, i).raise_for_status()
-            samples.append(time.perf_counter() - started)
-    return Timings.of_seconds(samples)
+            over_http(i).raise_for_status()
+            http.append(time.perf_counter() - started)
+        medians = steps.medians()
+        fixed = [h - run.get("data work", 0.0) for h, run in zip(http, steps.runs, strict=True)]
+        out[name] = {
+            "http": Timings.of_seconds(http).to_json(),
+            "steps_p50_ms": {k: round(v, 3) for k, v in medians.items()},
+            "in_process_p50_ms": round(sum(medians.values()), 3),
+            "fixed_cost_p50_ms": round(Timings.of_seconds(fixed).p50, 3),
+        }
+    return out
 
 
 def _profile(request: Callable[[Steps], Any], repeats: int, html: Path) -> None:
@@ -181,62 +210,79 @@ def _profile(request: Callable[[Steps], Any], repeats: int, html: Path) -> None:
     html.write_text(profiler.output_html())
 
 
-def measure(home: Path, repeats: int, pyinstrument: Path | None) -> dict[str, Any]:
-    """The figures of both requests (docs/benchmark.md quotes them)."""
-    from api.main import create_app
-    from bench.dataset import create_key, open_synced
+def query_text(dataset: Any) -> str:
     from bench.queries import bench_queries
+
+    queries, _ = bench_queries(dataset)
+    return {q.name: q for q in queries}[QUERY_NAME].text
+
+
+def run_section(ctx: Any, section: Section) -> None:
+    """The fixed-cost figures of the bench's query section (bench.queries)."""
+    from api.main import create_app
+    from bench.records import sample_ids
+
+    app = create_app(ctx.dataset.settings)
+    try:
+        with ctx.client() as client:
+            figures = measure_requests(
+                app, client, ctx.key, sample_ids(ctx), query_text(ctx.dataset),
+                max(ctx.repeats, MIN_ROUNDS),
+            )  # fmt: skip
+    finally:
+        app.state.reader.close()
+    for name, title in (
+        ("order_by_id", "GET /v1/orders/{id}"),
+        ("query_store_month_days", "POST /v1/query, a month of one store's days (a rollup)"),
+    ):
+        found = figures[name]
+        section.add(
+            Figure(
+                f"api.fixed_cost.{name}",
+                f"{title}: the API's fixed cost, uncached (HTTP p50 - data work), p50",
+                "ms",
+                found["fixed_cost_p50_ms"],
+                target=at_most_value(15, "ms"),
+                detail=found,
+            )
+        )
+
+
+def measure(home: Path, repeats: int, pyinstrument: Path | None) -> dict[str, Any]:
+    """The figures of both requests on a bench home, with a server of its own."""
+    from api.main import create_app
+    from bench.context import BenchContext
+    from bench.dataset import create_key, open_synced
     from bench.records import sample_ids
     from bench.server import ApiServer
     from warehouse.reader import WarehouseReader
 
     dataset = open_synced(home)
     key = create_key(dataset)
-    queries, _ = bench_queries(dataset)
-    text = {q.name: q for q in queries}[QUERY_NAME].text
+    text = query_text(dataset)
     reader = WarehouseReader(dataset.settings, dataset.registry)
     try:
-        from bench.context import BenchContext
-
         ctx = BenchContext(dataset, reader, reader.snapshot(dataset.store_ids), "", key, 1, 0, True)
         ids = sample_ids(ctx)
     finally:
         reader.close()
     app = create_app(dataset.settings)
-    requests: dict[str, tuple[Callable[[Steps, int], Any], Callable[[Any, int], Any]]] = {
-        "order_by_id": (
-            lambda steps, i: _by_id_request(app, key, ids[i % len(ids)], steps),
-            lambda client, i: client.get(f"/v1/orders/{ids[i % len(ids)]}"),
-        ),
-        "query_store_month_days": (
-            lambda steps, _i: _query_request(app, key, text, steps),
-            lambda client, _i: client.post("/v1/query", json={"query": text}),
-        ),
-    }
     out: dict[str, Any] = {"load_at_start": os.getloadavg(), "orders": dataset.orders}
-    with ApiServer(dict(os.environ), dataset.home / "logs") as api:
-        for name, (in_process, over_http) in requests.items():
-            for i in range(3):
-                in_process(Steps(), i)
-            steps = Steps()
-            for i in range(repeats):
-                in_process(steps.new_run(), i)
-            http = _http(api.url, key, over_http, repeats)
-            medians = steps.medians()
-            data = medians.get("data work", 0.0)
-            out[name] = {
-                "http": http.to_json(),
-                "steps_p50_ms": {k: round(v, 3) for k, v in medians.items()},
-                "in_process_p50_ms": round(sum(medians.values()), 3),
-                "fixed_cost_p50_ms": round(http.p50 - data, 3),
-            }
-            if pyinstrument is not None:
+    try:
+        with ApiServer(dict(os.environ), dataset.home / "logs") as api:
+            ctx.api_url = api.url
+            with ctx.client() as client:
+                out.update(measure_requests(app, client, key, ids, text, repeats))
+        if pyinstrument is not None:
+            for name, request in (
+                ("order_by_id", lambda s: _by_id_request(app, key, ids[0], s)),
+                ("query_store_month_days", lambda s: _query_request(app, key, text, s)),
+            ):
                 _profile(
-                    lambda s, f=in_process: f(s, 0),  # type: ignore[misc]
-                    repeats,
-                    pyinstrument.with_name(f"{pyinstrument.stem}-{name}.html"),
+                    request, repeats, pyinstrument.with_name(f"{pyinstrument.stem}-{name}.html")
                 )
-    app.state.reader.close()
+    finally:
+        app.state.reader.close()
     out["load_at_end"] = os.getloadavg()
     return out
 
