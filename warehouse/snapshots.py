@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session, aliased
 
 from registry.db import Registry
 from registry.models import SnapshotPin, Store, WarehouseSnapshot, utcnow
+from warehouse.lake import LAKE, Lake
 
 
 def record_snapshot(registry: Registry, store_id: str, version: int) -> WarehouseSnapshot:
@@ -42,6 +43,22 @@ def record_snapshot(registry: Registry, store_id: str, version: int) -> Warehous
         session.add(snapshot)
         session.flush()
         return snapshot
+
+
+def changed_since(lake: Lake, store_id: str, version: int, *, own: bool = False) -> bool:
+    """Whether the store (or, unless `own`, anything global) committed after `version`.
+    Every commit names its store as the snapshot's author (warehouse.writer)."""
+    authors = "(?)" if own else "(?, 'global')"
+    cursor = lake.cursor()
+    try:
+        row = cursor.execute(
+            f"SELECT count(*) FROM {LAKE}.snapshots() "
+            f"WHERE snapshot_id > ? AND author IN {authors}",
+            [version, store_id],
+        ).fetchone()
+    finally:
+        cursor.close()
+    return bool(row and row[0])
 
 
 def latest_snapshots(

@@ -6,8 +6,10 @@ from dataclasses import dataclass
 
 from registry.db import Registry
 from registry.models import Store, utcnow
-from warehouse.lake import LAKE, Lake
-from warehouse.snapshots import latest_snapshots, record_snapshot
+from warehouse.lake import Lake
+from warehouse.snapshots import changed_since, latest_snapshots, record_snapshot
+
+__all__ = ["SnapshotTaken", "changed_since", "take_snapshot"]
 
 
 @dataclass(frozen=True)
@@ -39,18 +41,3 @@ def take_snapshot(lake: Lake, registry: Registry, store_id: str) -> SnapshotTake
         if store is not None:
             store.last_synced_at = utcnow()
     return SnapshotTaken(version if recorded or previous is None else previous, recorded)
-
-
-def changed_since(lake: Lake, store_id: str, version: int, *, own: bool = False) -> bool:
-    """Whether the store (or, unless `own`, anything global) committed after `version`."""
-    authors = "(?)" if own else "(?, 'global')"
-    cursor = lake.cursor()
-    try:
-        row = cursor.execute(
-            f"SELECT count(*) FROM {LAKE}.snapshots() "
-            f"WHERE snapshot_id > ? AND author IN {authors}",
-            [version, store_id],
-        ).fetchone()
-    finally:
-        cursor.close()
-    return bool(row and row[0])
