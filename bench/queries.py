@@ -20,6 +20,7 @@ import duckdb
 
 from bench.context import BenchContext, timed
 from bench.dataset import ACCOUNT_CURRENCY, ACCOUNT_TIMEZONE, Dataset
+from bench.profile_api import run_section as fixed_cost_section
 from bench.stats import Figure, Section, at_most_value, within
 from warehouse.lake import Lake
 from warehouse.query import Limits, QueryResult, StoreInfo, run_query
@@ -277,6 +278,8 @@ def run_section(ctx: BenchContext, section: Section) -> None:
         for query in queries:
             _measure(ctx, section, client, query, http=http_reason is None)
     _rollup_sizes(ctx, section)
+    # The API's fixed cost: an uncached request's time outside its data work.
+    fixed_cost_section(ctx, section)
 
 
 def _rollup_sizes(ctx: BenchContext, section: Section) -> None:

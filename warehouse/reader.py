@@ -31,7 +31,7 @@ import duckdb
 
 from quarry.settings import Settings
 from registry.db import Registry
-from warehouse.lake import AUTHORS, LAKE, quiet_cursor
+from warehouse.lake import AUTHORS, LAKE
 from warehouse.lake import connect as connect_lake
 from warehouse.schemas import TABLES, TableSpec
 from warehouse.snapshots import latest_snapshots, pin, release
@@ -45,6 +45,11 @@ from warehouse.tables import (
 
 # How long a pin outlives a reader that died without releasing it.
 PIN_TTL = timedelta(hours=24)
+# A cursor variable naming what exchange_rates reads in the cursor's snapshot (this reader
+# and the rates' lake version; NULL for no rates): warehouse.query.rates keeps a currency's
+# history per source. Set with the search_path, so that knowing it costs no catalog query
+# (asking duckdb_views() for the view's definition cost a money query 7-8 ms).
+RATES_SOURCE_VARIABLE = "quarry_rates_source"
 
 
 @dataclass(frozen=True)
@@ -116,6 +121,7 @@ def table_sql(table: TableSpec, versions: Mapping[str, int]) -> str:
 class _Views:
     schema: str
     versions: dict[str, int]  # what each store is read at (scan_versions)
+    rates_source: str | None  # RATES_SOURCE_VARIABLE's value for this snapshot
     tables: set[str] = field(default_factory=set)  # the views created so far
     users: int = 0
 
@@ -132,11 +138,14 @@ class WarehouseReader:
         self._views: OrderedDict[str, _Views] = OrderedDict()
         self._lock = threading.Lock()
         self._db = connect_lake(settings)
+        # Tells this reader's rate sources from another's (tests open several lakes whose
+        # version numbers coincide).
+        self._token = uuid.uuid4().hex[:12]
 
     def snapshot(self, store_ids: Sequence[str]) -> Snapshot:
         """The published snapshot of `store_ids` (one registry query)."""
-        with self.registry.session() as session:
-            recorded = latest_snapshots(session, store_ids)
+        with self.registry.engine.connect() as connection:
+            recorded = latest_snapshots(connection, store_ids)
         return Snapshot.of(store_ids, recorded)
 
     @contextmanager
@@ -146,12 +155,19 @@ class WarehouseReader:
         """A cursor in which every warehouse table name (or only those of `tables`, for a
         reader that knows what it reads) shows exactly `snapshot`. Use it in one thread;
         close nothing yourself."""
-        schema = self._acquire(snapshot, set(TABLES) if tables is None else set(tables))
+        views = self._acquire(snapshot, set(TABLES) if tables is None else set(tables))
         try:
             with self._lock:
-                cursor = quiet_cursor(self._db)
+                cursor = self._db.cursor()
             try:
-                cursor.execute(f"SET search_path = {quote_literal('memory.' + schema)}")
+                source = "NULL" if views.rates_source is None else quote_literal(views.rates_source)
+                # One statement for the cursor's settings: each execute costs a round trip.
+                # No progress bar (quiet_cursor's reason: a long export would draw it).
+                cursor.execute(
+                    "SET enable_progress_bar = false; "
+                    f"SET search_path = {quote_literal('memory.' + views.schema)}; "
+                    f"SET VARIABLE {RATES_SOURCE_VARIABLE} = {source}"
+                )
                 yield cursor
             finally:
                 cursor.close()
@@ -181,7 +197,7 @@ class WarehouseReader:
         with self._lock:
             self._db.close()
 
-    def _acquire(self, snapshot: Snapshot, tables: set[str]) -> str:
+    def _acquire(self, snapshot: Snapshot, tables: set[str]) -> _Views:
         with self._lock:
             views = self._views.get(snapshot.key)
             if views is None:
@@ -190,7 +206,8 @@ class WarehouseReader:
                     versions = scan_versions(cursor, snapshot)
                 finally:
                     cursor.close()
-                views = _Views(schema=f"snapshot_{snapshot.key}", versions=versions)
+                rates = f"{self._token}:{max(versions.values())}" if versions else None
+                views = _Views(f"snapshot_{snapshot.key}", versions, rates)
                 self._views[snapshot.key] = views
             missing = [(n, table_sql(TABLES[n], views.versions)) for n in tables - views.tables]
             if missing:
@@ -199,7 +216,7 @@ class WarehouseReader:
             views.users += 1
             self._views.move_to_end(snapshot.key)
             self._evict()
-            return views.schema
+            return views
 
     def _release(self, key: str) -> None:
         with self._lock:

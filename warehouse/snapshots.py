@@ -16,14 +16,15 @@ take no pin, their lease is this grace period); and the snapshots pinned by long
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import Connection, delete, func, select, update
 from sqlalchemy.orm import Session, aliased
 
 from registry.db import Registry
 from registry.models import SnapshotPin, Store, WarehouseSnapshot, utcnow
+from warehouse.lake import AUTHORS, GLOBAL_AUTHOR, LAKE, Lake
 
 
 def record_snapshot(registry: Registry, store_id: str, version: int) -> WarehouseSnapshot:
@@ -44,9 +45,41 @@ def record_snapshot(registry: Registry, store_id: str, version: int) -> Warehous
         return snapshot
 
 
-def latest_snapshots(session: Session, store_ids: Iterable[str] | None = None) -> dict[str, int]:
+def changed_since(lake: Lake, store_id: str, version: int, *, own: bool = False) -> bool:
+    """Whether the store (or, unless `own`, anything global) committed after `version`."""
+    return store_id in stores_changed_since(lake, {store_id: version}, own=own)
+
+
+def stores_changed_since(lake: Lake, versions: Mapping[str, int], *, own: bool = False) -> set[str]:
+    """The stores of `versions` (store -> lake version) that committed after their version,
+    or all of them when anything global did (unless `own`): one look at the snapshots."""
+    if not versions:
+        return set()
+    cursor = lake.cursor()
+    try:
+        rows = cursor.execute(
+            f"SELECT DISTINCT a, max(snapshot_id) FROM {LAKE}.snapshots(), "
+            f"unnest({AUTHORS}) AS u(a) WHERE snapshot_id > ? GROUP BY a",
+            [min(versions.values())],
+        ).fetchall()
+    finally:
+        cursor.close()
+    newest = {str(author): int(snapshot) for author, snapshot in rows}
+    global_commit = -1 if own else newest.get(GLOBAL_AUTHOR, -1)
+    return {
+        store
+        for store, version in versions.items()
+        if max(newest.get(store, -1), global_commit) > version
+    }
+
+
+def latest_snapshots(
+    session: Session | Connection, store_ids: Iterable[str] | None = None
+) -> dict[str, int]:
     """The published snapshot of each store (of every store when `store_ids` is None), in
-    one query: store id -> lake version. Stores never synced are absent."""
+    one query: store id -> lake version. Stores never synced are absent. A Core
+    connection serves as well as a session, at a fraction of its cost (the API asks it
+    on every read)."""
     newest = select(func.max(WarehouseSnapshot.id)).group_by(WarehouseSnapshot.store_id)
     if store_ids is not None:
         wanted = list(store_ids)

@@ -1,9 +1,19 @@
-"""The warehouse maintenance job: one op, one pass over the whole lake."""
+"""The maintenance jobs: one pass over the whole lake; the sales rollups rebuilt from the
+facts; Dagster's old runs pruned."""
 
 from datetime import timedelta
 
-from dagster import MetadataValue, OpExecutionContext, Output, in_process_executor, job, op
+from dagster import (
+    Config,
+    MetadataValue,
+    OpExecutionContext,
+    Output,
+    in_process_executor,
+    job,
+    op,
+)
 
+from pipelines.maintenance.rollups import rebuild_rollups
 from pipelines.maintenance.run_retention import prune_runs, runs_holding_latest_events
 from pipelines.resources import QuarryResource
 from pipelines.run_logger import LOGGERS_CONFIG
@@ -72,3 +82,43 @@ def prune_old_runs(context: OpExecutionContext, quarry: QuarryResource) -> Outpu
 )
 def dagster_run_retention() -> None:
     prune_old_runs()
+
+
+class RebuildRollupsConfig(Config):
+    """Which stores' rollups to rebuild: every store with sales facts when unset."""
+
+    store_ids: list[str] | None = None
+
+
+@op(
+    description="Rebuild the sales rollups from the sales facts, one store per transaction; "
+    "publish each store whose published snapshot has no commit of it waiting."
+)
+def rebuild_sales_rollups(
+    context: OpExecutionContext, config: RebuildRollupsConfig, quarry: QuarryResource
+) -> Output[None]:
+    result = rebuild_rollups(quarry.lake, quarry.registry, config.store_ids)
+    context.log.info(
+        f"rollups rebuilt for {len(result.rebuilt)} store(s), {len(result.published)} "
+        f"published, {len(result.waiting)} waiting for their next sync"
+    )
+    return Output(
+        None,
+        metadata={
+            "stores_rebuilt": len(result.rebuilt),
+            "stores_published": MetadataValue.json(list(result.published)),
+            "stores_waiting_for_sync": MetadataValue.json(list(result.waiting)),
+        },
+    )
+
+
+@job(
+    name="rebuild_rollups",
+    executor_def=in_process_executor,
+    config=LOGGERS_CONFIG,
+    description="The sales rollups rebuilt from the sales facts (every store, or the "
+    "configured ones), e.g. after a fix to how they are built. Not scheduled: a sync keeps "
+    "them with the facts.",
+)
+def rebuild_rollups_job() -> None:
+    rebuild_sales_rollups()

@@ -9,8 +9,15 @@ from sqlalchemy import update
 
 from registry.db import Registry
 from registry.models import Store, utcnow
-from warehouse.lake import AUTHORS, GLOBAL_AUTHOR, LAKE, Lake
-from warehouse.snapshots import latest_snapshots, record_snapshot
+from warehouse.lake import Lake
+from warehouse.snapshots import (
+    changed_since,
+    latest_snapshots,
+    record_snapshot,
+    stores_changed_since,
+)
+
+__all__ = ["SnapshotTaken", "changed_since", "publish_snapshots", "take_snapshot"]
 
 
 @dataclass(frozen=True)
@@ -57,31 +64,3 @@ def publish_snapshots(
             update(Store).where(Store.id.in_(list(store_ids))).values(last_synced_at=utcnow())
         )
     return taken
-
-
-def changed_since(lake: Lake, store_id: str, version: int, *, own: bool = False) -> bool:
-    """Whether the store (or, unless `own`, anything global) committed after `version`."""
-    return store_id in stores_changed_since(lake, {store_id: version}, own=own)
-
-
-def stores_changed_since(lake: Lake, versions: Mapping[str, int], *, own: bool = False) -> set[str]:
-    """The stores of `versions` (store -> lake version) that committed after their version,
-    or all of them when anything global did (unless `own`): one look at the snapshots."""
-    if not versions:
-        return set()
-    cursor = lake.cursor()
-    try:
-        rows = cursor.execute(
-            f"SELECT DISTINCT a, max(snapshot_id) FROM {LAKE}.snapshots(), "
-            f"unnest({AUTHORS}) AS u(a) WHERE snapshot_id > ? GROUP BY a",
-            [min(versions.values())],
-        ).fetchall()
-    finally:
-        cursor.close()
-    newest = {str(author): int(snapshot) for author, snapshot in rows}
-    global_commit = -1 if own else newest.get(GLOBAL_AUTHOR, -1)
-    return {
-        store
-        for store, version in versions.items()
-        if max(newest.get(store, -1), global_commit) > version
-    }

@@ -100,13 +100,32 @@ def _execute(cursor: duckdb.DuckDBPyConnection, plan: Plan, limits: Limits) -> Q
 # ---- registered relations ----
 
 
-@contextmanager
-def _relations(cursor: duckdb.DuckDBPyConnection, plan: Plan) -> Iterator[Relations]:
-    """Register the readable stores and the exchange-rate factors on the cursor for this
-    query only, under names nobody else uses."""
-    suffix = uuid.uuid4().hex[:12]
-    stores_name = f"quarry_query_stores_{suffix}"
-    stores = pa.table(
+class _Registered:
+    """The relations a query registers on its cursor, under names nobody else uses: the
+    readable stores, registered by the first statement that names them (most queries
+    never join them, and a registration and its removal cost about a millisecond), and
+    the exchange-rate factors."""
+
+    def __init__(self, cursor: duckdb.DuckDBPyConnection, plan: Plan) -> None:
+        suffix = uuid.uuid4().hex[:12]
+        self.cursor = cursor
+        self.plan = plan
+        self.names = Relations(f"quarry_query_stores_{suffix}", None)
+        self.registered: list[str] = []
+
+    def stores_named_in(self, sql: str) -> None:
+        """Register the readable stores if `sql` reads them and they are not yet."""
+        name = self.names.stores
+        if name in sql and name not in self.registered:
+            self.register(name, _stores_table(self.plan))
+
+    def register(self, name: str, table: pa.Table) -> None:
+        self.cursor.register(name, table)
+        self.registered.append(name)
+
+
+def _stores_table(plan: Plan) -> pa.Table:
+    return pa.table(
         {
             "store_id": list(plan.stores),
             "name": [s.name for s in plan.stores.values()],
@@ -115,28 +134,32 @@ def _relations(cursor: duckdb.DuckDBPyConnection, plan: Plan) -> Iterator[Relati
         },
         schema=pa.schema([(n, pa.string()) for n in ("store_id", "name", "currency", "timezone")]),
     )
-    cursor.register(stores_name, stores)
-    fx_name = None
+
+
+@contextmanager
+def _relations(cursor: duckdb.DuckDBPyConnection, plan: Plan) -> Iterator[_Registered]:
+    """The query's relations (_Registered), removed from the cursor when it ends."""
+    rel = _Registered(cursor, plan)
     try:
         if plan.fx and any("f.factor" in p.sql for p in plan.parts):
-            fx_name = f"quarry_query_fx_{suffix}"
-            cursor.register(fx_name, _factors(cursor, plan, stores_name))
-        yield Relations(stores_name, fx_name)
+            fx_name = rel.names.stores.replace("stores", "fx")
+            rel.names = Relations(rel.names.stores, fx_name)
+            rel.register(fx_name, _factors(cursor, plan, rel))
+        yield rel
     finally:
-        for name in (stores_name, fx_name):
-            if name:
-                # An interrupted cursor refuses more work; its owner closes it.
-                with contextlib.suppress(duckdb.Error):
-                    cursor.unregister(name)
+        for name in rel.registered:
+            # An interrupted cursor refuses more work; its owner closes it.
+            with contextlib.suppress(duckdb.Error):
+                cursor.unregister(name)
 
 
-def _factors(cursor: duckdb.DuckDBPyConnection, plan: Plan, stores: str) -> pa.Table:
+def _factors(cursor: duckdb.DuckDBPyConnection, plan: Plan, rel: _Registered) -> pa.Table:
     """Per currency and day, the factor that converts an amount to the query currency:
     rate(target) / rate(currency), both units per USD, from the day's rate or the latest
     earlier one. The days listed cover every event of the query's windows; a day listed
     without events costs nothing, a day missing would read as a missing rate."""
     out: dict[str, list[Any]] = {"currency": [], "date": [], "factor": []}
-    rows = _rate_rows(cursor, plan, stores) if plan.store_ids else []
+    rows = _rate_rows(cursor, plan, rel) if plan.store_ids else []
     with localcontext() as ctx:
         ctx.prec = 34
         for currency, day, theirs, mine in rows:
@@ -178,7 +201,7 @@ def _calendar_days(plan: Plan) -> list[tuple[date, date]] | None:
 
 
 def _rate_rows(
-    cursor: duckdb.DuckDBPyConnection, plan: Plan, stores: str
+    cursor: duckdb.DuckDBPyConnection, plan: Plan, rel: _Registered
 ) -> list[tuple[str, date, Decimal | None, Decimal | None]]:
     """(currency, date, rate of currency, rate of the query currency) for each currency
     and day the query may need: the day's rate or the latest earlier one, null when there
@@ -190,7 +213,9 @@ def _rate_rows(
     if ranges is not None:
         currencies = {plan.stores[s].currency for s in plan.store_ids if s in plan.stores}
         return rates.daily_rates(cursor, currencies, plan.currency, ranges)
-    return cursor.execute(*_event_rates_sql(plan, stores)).fetchall()
+    sql, params = _event_rates_sql(plan, rel.names.stores)
+    rel.stores_named_in(sql)
+    return cursor.execute(sql, params).fetchall()
 
 
 def _event_rates_sql(plan: Plan, stores: str) -> tuple[str, list[Any]]:
@@ -266,11 +291,12 @@ def _deadline(cursor: duckdb.DuckDBPyConnection, seconds: float) -> Iterator[Non
 
 class _Run:
     def __init__(
-        self, cursor: duckdb.DuckDBPyConnection, plan: Plan, rel: Relations, limits: Limits
+        self, cursor: duckdb.DuckDBPyConnection, plan: Plan, rel: _Registered, limits: Limits
     ) -> None:
         self.cursor = cursor
         self.plan = plan
-        self.rel = rel
+        self.registered = rel
+        self.rel = rel.names
         self.limits = limits
         self.all_dims = list(range(len(plan.dims)))
         # TOP's choice, made once over the main window: its values (ranked over every
@@ -288,6 +314,7 @@ class _Run:
     def fetch(self, sql: Sql, limited: bool = False) -> list[tuple[Any, ...]]:
         """The rows of an aggregate query. limited: at most max_groups of them, or the
         query is refused; one row more than that is all that is read to know it."""
+        self.registered.stores_named_in(sql.text)
         cursor = self.cursor.execute(sql.text, list(sql.params))
         if limited:
             rows = cursor.fetchmany(self.limits.max_groups + 1)
@@ -302,6 +329,7 @@ class _Run:
     def fetch_candidates(self, sql: Sql) -> tuple[int, list[tuple[Any, ...]]]:
         """(number of groups, candidate rows without the two leading counts) of a
         compiler.candidates_sql query."""
+        self.registered.stores_named_in(sql.text)
         rows = self.cursor.execute(sql.text, list(sql.params)).fetchall()
         if rows and int(rows[0][1] or 0):
             self.missing_rate()

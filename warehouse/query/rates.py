@@ -4,8 +4,8 @@ A money query needs, for every currency in scope and every day of its windows, t
 of that day or the latest earlier one. Asked of DuckDB each time, that lookup cost a money
 query 15-20 ms however small its result. The rates a snapshot reads are one lake version
 of exchange_rates, which never changes, so each currency's history is read once per
-version (the view's definition names it) and every lookup after that is a bisection in
-Python.
+version (the reader names it in a cursor variable, warehouse.reader.RATES_SOURCE_VARIABLE)
+and every lookup after that is a bisection in Python.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from decimal import Decimal
 
 import duckdb
 
+from warehouse.reader import RATES_SOURCE_VARIABLE
+
 # (rates version, currency) -> (dates ascending, rate of each date); a currency's history
 # is a few thousand entries, and an entry is dropped once 256 newer ones were read.
 History = tuple[list[date], list[Decimal]]
@@ -28,15 +30,10 @@ _lock = threading.Lock()
 
 
 def _source(cursor: duckdb.DuckDBPyConnection) -> str | None:
-    """What exchange_rates reads in this cursor's snapshot (the view's SELECT, which names
-    its lake version), or None when it is not a view of this reader's (then nothing is kept)."""
-    rows = cursor.execute(
-        "SELECT sql FROM duckdb_views() "
-        "WHERE view_name = 'exchange_rates' AND schema_name = current_schema()"
-    ).fetchall()
-    if len(rows) != 1 or " AS " not in rows[0][0]:
-        return None
-    return rows[0][0].split(" AS ", 1)[1]  # without the schema name, which is per snapshot
+    """What exchange_rates reads in this cursor's snapshot (a reader and a lake version), or
+    None on a cursor that is not a reader's (then nothing is kept)."""
+    row = cursor.execute(f"SELECT getvariable('{RATES_SOURCE_VARIABLE}')").fetchone()
+    return None if row is None or row[0] is None else str(row[0])
 
 
 def _read(cursor: duckdb.DuckDBPyConnection, currency: str) -> History:

@@ -167,22 +167,32 @@ def _merge_sql(rollup: RollupSet, signed: str) -> str:
     )
 
 
+def stores_to_rebuild(lake: Lake) -> list[str]:
+    """Every store with sales facts or rollup rows in the lake's newest snapshot."""
+    cursor = lake.cursor()
+    try:
+        union = " UNION ".join(
+            f"SELECT DISTINCT store_id FROM {qualified(name)}"
+            for name in ("sales", *(r.table for r in SETS))
+        )
+        return sorted(row[0] for row in cursor.execute(union).fetchall())
+    finally:
+        cursor.close()
+
+
 def rebuild(lake: Lake, store_ids: Iterable[str] | None = None) -> list[str]:
     """Rebuild the rollups of `store_ids` (every store with facts or rollups when None)
-    from the sales facts, one transaction per store; returns the stores rebuilt."""
-    if store_ids is None:
-        cursor = lake.cursor()
-        try:
-            union = " UNION ".join(
-                f"SELECT DISTINCT store_id FROM {qualified(name)}"
-                for name in ("sales", *(r.table for r in SETS))
-            )
-            store_ids = sorted(row[0] for row in cursor.execute(union).fetchall())
-        finally:
-            cursor.close()
+    from the sales facts, one transaction per store; returns the stores rebuilt. Readers
+    see them once the store's next snapshot is published (pipelines.maintenance.rollups
+    publishes where that is safe)."""
     done = []
-    for store_id in store_ids:
-        with lake.transaction(author=store_id, message="rollups") as cursor:
-            write_store(cursor, store_id)
+    for store_id in stores_to_rebuild(lake) if store_ids is None else store_ids:
+        rebuild_store(lake, store_id)
         done.append(store_id)
     return done
+
+
+def rebuild_store(lake: Lake, store_id: str) -> None:
+    """One store's rollups from its sales facts, in one transaction (its own snapshot)."""
+    with lake.transaction(author=store_id, message="rollups") as cursor:
+        write_store(cursor, store_id)

@@ -11,6 +11,7 @@ import duckdb
 import pytest
 
 from warehouse.query import rates
+from warehouse.reader import RATES_SOURCE_VARIABLE
 
 
 def _snapshot(con: duckdb.DuckDBPyConnection, schema: str, csv: Path) -> None:
@@ -21,6 +22,7 @@ def _snapshot(con: duckdb.DuckDBPyConnection, schema: str, csv: Path) -> None:
         f"currency, CAST(rate AS DECIMAL(24, 10)) AS rate FROM read_csv('{csv}', header = true)"
     )
     con.execute(f"SET search_path = '{schema}'")
+    con.execute(f"SET VARIABLE {RATES_SOURCE_VARIABLE} = '{schema}'")
 
 
 @pytest.fixture()
