@@ -55,8 +55,9 @@ def test_checks_pass_then_catch_a_duplicated_id(
     assert isinstance(checks, dict) and len(checks) == 9 + 4 + 4
     assert all(c["passed"] for c in checks.values())
     assert checks["orders.matches_platform"]["platform_records"] > 0
-    assert checks["orders.matches_platform"]["warehouse_rows"] == (
-        checks["orders.matches_platform"]["platform_records"]
+    assert (
+        checks["orders.matches_platform"]["warehouse_rows"]
+        == (checks["orders.matches_platform"]["platform_records"])
     )
     assert "order_lines.valid_keys" in checks and "sales.valid_keys" in checks
     assert all(_passed(instance, rates.run_id).values())
