@@ -55,10 +55,11 @@ def say(message: str) -> None:
     help="Comma-separated fleet sizes (stores) the fleet section measures.",
 )
 @click.option(
-    "--fleet-dagster-postgres",
+    "--fleet-postgres",
     default=None,
-    help="A PostgreSQL server (libpq URL) for the fleet's Dagster storage, as a fleet is "
-    "deployed; the bench makes its own database there. Unset: SQLite in the home.",
+    help="A PostgreSQL server (libpq URL) for the fleet's registry, lake catalog and Dagster "
+    "storage, as a fleet is deployed; the bench makes its own databases there. Unset: "
+    "SQLite files in the fleet's home.",
 )
 @click.option(
     "--out",
@@ -98,7 +99,7 @@ def main(
     quick: bool,
     xlsx: bool,
     fleet_stores: str,
-    fleet_dagster_postgres: str | None,
+    fleet_postgres: str | None,
 ) -> None:
     """Measure Quarry against its floors and write the results."""
     chosen = [s.strip() for s in sections.split(",") if s.strip()]
@@ -127,7 +128,7 @@ def main(
         xlsx=xlsx,
         dagster_port=dagster_port,
         fleet_sizes=[int(n) for n in fleet_stores.split(",") if n.strip()],
-        fleet_dagster_postgres=fleet_dagster_postgres,
+        fleet_postgres=fleet_postgres,
     )
     from bench.report import write
 
@@ -150,7 +151,7 @@ def run(
     xlsx: bool,
     dagster_port: int,
     fleet_sizes: list[int] | None = None,
-    fleet_dagster_postgres: str | None = None,
+    fleet_postgres: str | None = None,
 ) -> dict[str, object]:
     from bench import report
     from bench.dataset import open_dataset, table_counts
@@ -165,7 +166,7 @@ def run(
             _measure(
                 sections["fleet"],
                 lambda s, n=size: fleet_section(  # type: ignore[misc]
-                    s, home / f"fleet-{n}", n, say, dagster_postgres=fleet_dagster_postgres
+                    s, home / f"fleet-{n}", n, say, postgres=fleet_postgres
                 ),
                 keep=True,
             )

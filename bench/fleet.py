@@ -86,6 +86,14 @@ def _timed(settings: Settings, registry: Registry, work: Callable[[], Any]) -> M
     )
 
 
+# Setting -> (database name suffix, URL scheme) of the fleet's shared state on PostgreSQL.
+SHARED_STATE = {
+    "QUARRY_DATABASE_URL": ("registry", "postgresql+psycopg://"),
+    "QUARRY_CATALOG_URL": ("catalog", "postgresql://"),
+    "QUARRY_DAGSTER_POSTGRES_URL": ("dagster", "postgresql://"),
+}
+
+
 def fresh_database(server: str, name: str) -> str:
     """Drop and create database `name` on the PostgreSQL server of libpq URL `server`;
     the new database's URL."""
@@ -117,21 +125,22 @@ def run_section(
     stores: int,
     say: Callable[[str], None],
     *,
-    dagster_postgres: str | None = None,
+    postgres: str | None = None,
 ) -> None:
     """Seed a fleet of `stores` stores in a fresh `home` and measure it into `section`.
-    `dagster_postgres`: a PostgreSQL server (libpq URL of any database on it) for Dagster's
-    storage, as docs/deployment.md says a fleet runs; the bench makes a database of its own
-    there. Without it, Dagster stores in the home's SQLite files, as the demo does."""
+    `postgres`: a PostgreSQL server (libpq URL of any database on it) for the fleet's shared
+    state as docs/deployment.md deploys it (the registry, the lake's catalog and Dagster's
+    storage, each in a database the bench makes there). Without it, everything but the
+    data is in the home's SQLite files, as the demo keeps it."""
     shutil.rmtree(home, ignore_errors=True)
     # The runs' resources read the environment: it names the fleet's home while it is measured.
-    names = ("QUARRY_HOME", "DAGSTER_HOME", "QUARRY_DAGSTER_POSTGRES_URL")
+    names = ("QUARRY_HOME", "DAGSTER_HOME", *SHARED_STATE)
     saved = {name: os.environ.get(name) for name in names}
     os.environ.update(QUARRY_HOME=str(home), DAGSTER_HOME=str(home / "dagster"))
-    if dagster_postgres:
-        os.environ["QUARRY_DAGSTER_POSTGRES_URL"] = fresh_database(
-            dagster_postgres, f"quarry_bench_fleet_{stores}"
-        )
+    if postgres:
+        for variable, (database, driver) in SHARED_STATE.items():
+            url = fresh_database(postgres, f"quarry_bench_fleet_{stores}_{database}")
+            os.environ[variable] = url.replace("postgresql://", driver, 1)
     settings = load_settings()
     registry = Registry(settings)
     try:
