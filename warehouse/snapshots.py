@@ -58,7 +58,7 @@ def stores_changed_since(lake: Lake, versions: Mapping[str, int], *, own: bool =
     cursor = lake.cursor()
     try:
         rows = cursor.execute(
-            f"SELECT DISTINCT a, max(snapshot_id) FROM {LAKE}.snapshots(), "
+            f"SELECT a, max(snapshot_id) FROM {LAKE}.snapshots(), "
             f"unnest({AUTHORS}) AS u(a) WHERE snapshot_id > ? GROUP BY a",
             [min(versions.values())],
         ).fetchall()

@@ -6,7 +6,7 @@ A small store's sync costs what its statements and commits cost, not what its ro
 from its platform (on threads), then written in one transaction with one statement per
 table (warehouse.writer.apply_changes); the sales of all their changed orders are rebuilt
 in one transaction (warehouse.modelled.sales.write_sales); each table's checks are one
-query for the batch (pipelines.sync.table_stats.stores_table_checks).
+query for the batch (pipelines.fleet.store_sync.check_stores).
 
 A store's failure stays its own:
 - a platform that fails (or reports an incomplete sync) fails that store before anything
@@ -30,11 +30,11 @@ from itertools import islice
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pipelines.fleet.store_sync import StepReport, StoreSync, sync_store
+from pipelines.fleet.store_sync import StepReport, StoreSync, check_stores, sync_store
 from pipelines.sync.dataset import DatasetSync
 from pipelines.sync.sales import SalesBuild
 from pipelines.sync.snapshot import publish_snapshots
-from pipelines.sync.table_stats import CheckOutcome, stores_table_checks
+from pipelines.sync.table_stats import CheckOutcome
 from platforms.base import Connector, IncompleteSync
 from quarry.measures import TALLY
 from registry.accounts import get_store
@@ -118,8 +118,8 @@ def sync_stores_together(
         for store_id, built in sales.items():
             results[store_id].sales = built
             report(store_id)("sales", True, 0.0, {"sales": built.rows})
-        _checks(lake, connectors, [results[s] for s in live], published)
-        passing = [s for s in live if not _failed_checks(results[s])]
+        check_stores(lake, connectors, [results[s] for s in live], published)
+        passing = [s for s in live if results[s].error is None]
         for store_id, taken in publish_snapshots(lake, registry, passing, published).items():
             results[store_id].snapshot = taken
     except Exception:  # a statement of the batch failed: each store again, alone
@@ -252,38 +252,6 @@ def _sales(
         )
         for w in work
     }
-
-
-def _checks(
-    lake: Lake,
-    connectors: dict[str, Connector],
-    results: list[StoreSync],
-    published: dict[str, int],
-) -> None:
-    """Each touched table's checks for all stores that touched it, in one query; then
-    `complete` for each dataset read."""
-    tables = [t for tables in SOURCE_DATASETS.values() for t in tables] + ["sales"]
-    for table in tables:
-        touched = {}
-        for result in results:
-            if result.touched(table):
-                full = any(d.full for d in result.datasets.values())
-                touched[result.store_id] = None if full else published.get(result.store_id)
-        if not touched:
-            continue
-        counts = {s: connectors[s].count for s in touched}
-        for store_id, outcomes in stores_table_checks(lake, table, touched, counts).items():
-            next(r for r in results if r.store_id == store_id).checks += outcomes
-    for result in results:
-        for dataset in result.datasets:
-            result.checks.append(CheckOutcome(SOURCE_DATASETS[dataset][0], "complete", True, True))
-        failed = _failed_checks(result)
-        if failed:
-            result.error = "failed check: " + ", ".join(f"{c.table}.{c.name}" for c in failed)
-
-
-def _failed_checks(result: StoreSync) -> list[CheckOutcome]:
-    return [c for c in result.checks if c.blocking and not c.passed]
 
 
 def _fail(result: StoreSync, dataset: str, exc: BaseException) -> None:

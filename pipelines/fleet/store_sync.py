@@ -10,14 +10,14 @@ the last committed page; the probe sees those commits and the next tick syncs it
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pipelines.sync.dataset import DatasetSync, sync_dataset
 from pipelines.sync.measured import measured_step
 from pipelines.sync.sales import SalesBuild, build_sales
 from pipelines.sync.snapshot import SnapshotTaken, take_snapshot
-from pipelines.sync.table_stats import CheckOutcome, table_checks
+from pipelines.sync.table_stats import CheckOutcome, stores_table_checks
 from platforms.base import Connector, IncompleteSync
 from registry.db import Registry
 from warehouse.lake import Lake
@@ -66,6 +66,11 @@ class StoreSync:
         if self.sales is not None:
             rows["sales"] = self.sales.rows
         return rows
+
+    @property
+    def full(self) -> bool:
+        """Whether any dataset was synced from the beginning."""
+        return any(d.full for d in self.datasets.values())
 
     def touched(self, table: str) -> bool:
         """Whether the sync wrote to `table` (rows or deletions), or rebuilt it."""
@@ -116,11 +121,9 @@ def sync_store(
             figures.rows = result.sales.rows
         if result.sales.rows or result.sales.orders or result.sales.full:
             report("sales", True, time.monotonic() - step, {"sales": result.sales.rows})
-        result.checks = _checks(lake, connector, result, since)
-        failed = [c for c in result.checks if c.blocking and not c.passed]
-        if failed:
-            result.error = "failed check: " + ", ".join(f"{c.table}.{c.name}" for c in failed)
-        else:
+        published = {} if since is None else {store_id: since}
+        check_stores(lake, {store_id: connector}, [result], published)
+        if result.error is None:
             result.snapshot = take_snapshot(lake, registry, store_id)
     except IncompleteSync as exc:
         result.error = f"{type(exc).__name__}: {exc.detail}"
@@ -135,20 +138,38 @@ def sync_store(
     return result
 
 
-def _checks(
-    lake: Lake, connector: Connector, result: StoreSync, since: int | None
-) -> list[CheckOutcome]:
-    """valid_keys of every table the sync touched (among the rows inserted after the
-    published snapshot, or the whole partition on a first sync); matches_platform (a
-    warning) and complete of each dataset it read."""
-    checks: list[CheckOutcome] = []
-    full = since is None or any(r.full for r in result.datasets.values())
+def check_stores(
+    lake: Lake,
+    connectors: Mapping[str, Connector],
+    results: Sequence[StoreSync],
+    published: Mapping[str, int],
+) -> None:
+    """Add to each result its checks: valid_keys of every table its sync touched (among
+    the rows inserted after its published snapshot, or the whole partition on a first or
+    full sync), matches_platform (a warning), and complete of each dataset it read; each
+    table's checks one query for all the stores that touched it. A result whose blocking
+    check failed gets the error."""
+    by_store = {result.store_id: result for result in results}
     tables = [t for tables in SOURCE_DATASETS.values() for t in tables] + ["sales"]
     for table in tables:
-        if result.touched(table):
-            checks += table_checks(
-                lake, table, result.store_id, connector.count, since=None if full else since
-            )
-    for dataset in result.datasets:
-        checks.append(CheckOutcome(SOURCE_DATASETS[dataset][0], "complete", True, True))
-    return checks
+        touched = {
+            r.store_id: None if r.full else published.get(r.store_id)
+            for r in results
+            if r.touched(table)
+        }
+        if not touched:
+            continue
+        counts = {s: connectors[s].count for s in touched}
+        for store_id, outcomes in stores_table_checks(lake, table, touched, counts).items():
+            by_store[store_id].checks += outcomes
+    for result in results:
+        for dataset in result.datasets:
+            result.checks.append(CheckOutcome(SOURCE_DATASETS[dataset][0], "complete", True, True))
+        failed = _failed_checks(result)
+        if failed:
+            result.error = "failed check: " + ", ".join(f"{c.table}.{c.name}" for c in failed)
+
+
+def _failed_checks(result: StoreSync) -> list[CheckOutcome]:
+    """The blocking checks of `result` that failed."""
+    return [c for c in result.checks if c.blocking and not c.passed]
