@@ -81,6 +81,21 @@ def sync_stores_together(
 ) -> list[StoreSync]:
     """Sync each (connector, datasets) of `stores`; never raises for a store's own failure.
     `report(store_id)` hears that store's steps. Returns one result per store, in order."""
+    if len(stores) == 1:
+        # A batch of one (a large first sync is one) gains nothing from batching, and its
+        # first pages would be read twice if they prove too many for one commit.
+        [(connector, datasets)] = stores
+        return [
+            sync_store(
+                lake,
+                registry,
+                connector,
+                datasets=datasets,
+                batch_rows=batch_rows,
+                max_stores=max_stores,
+                report=report(connector.store_id),
+            )
+        ]
     results = {c.store_id: StoreSync(c.store_id) for c, _ in stores}
     connectors = {c.store_id: c for c, _ in stores}
     wanted = {c.store_id: datasets for c, datasets in stores}
