@@ -20,11 +20,12 @@ from api.console.forms import entry_of, view_of
 from api.console.pages import PREFIX, ConsolePageError, as_page, render
 from exports.configs.definition import RECORD_TYPES, schedule_only_reason
 from exports.configs.saved import get_visible_config, reset_changes, set_schedule_paused
+from exports.configs.schedules import next_tick
 from exports.files.produce import PartPreview
 from exports.jobs.lifecycle import QUEUED, create_job
 from exports.jobs.listing import config_view, config_views, job_history
 from pipelines.exports.launcher import launch
-from registry.models import ExportConfig
+from registry.models import ExportConfig, utcnow
 from warehouse.catalog import dataset
 
 router = APIRouter(prefix=PREFIX, include_in_schema=False)
@@ -164,6 +165,12 @@ def _live(request: Request, user: ExportsUser, config_id: str) -> dict[str, Any]
     with request.app.state.registry.session() as session, as_page():
         row = get_visible_config(session, user.principal, config_id)
         view = config_view(session, row, runs.latest, user.principal.config_store_ids(row))
+        # The schedule's next tick (none while paused), shown in the account's zone.
+        next_run = (
+            next_tick(row.schedule_cron, row.schedule_timezone or "UTC", utcnow())
+            if row.schedule_cron and not row.schedule_paused
+            else None
+        )
     jobs = _jobs(request, user, config_id)
     names = {store.id: store.name for store in user.principal.stores}
     return {
@@ -171,6 +178,7 @@ def _live(request: Request, user: ExportsUser, config_id: str) -> dict[str, Any]
         "store_names": [names.get(store_id, store_id) for store_id in view["store_ids"]],
         "jobs": jobs,
         "polling": any(j["status"] in UNFINISHED for j in jobs),
+        "next_run": next_run,
     }
 
 
