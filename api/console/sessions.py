@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, update
 from sqlalchemy.orm import Session
 
+from api.console.kept_secrets import forget_session
 from registry.models import ConsoleSession, utcnow
 
 COOKIE = "quarry_console"
@@ -99,9 +100,11 @@ def find(session: Session, secret_keys: list[str], cookie: str | None) -> Live |
 
 
 def revoke(session: Session, session_id: str) -> None:
-    """Ends the session server-side: its cookie is refused from now on."""
+    """Ends the session server-side: its cookie is refused from now on, and the secrets
+    its forms kept are dropped."""
     session.execute(
         update(ConsoleSession)
         .where(ConsoleSession.id == session_id, ConsoleSession.revoked_at.is_(None))
         .values(revoked_at=utcnow())
     )
+    forget_session(session, session_id)

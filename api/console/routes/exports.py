@@ -8,15 +8,18 @@ store the key cannot, is the same "not found" as an unknown id.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from functools import partial
 from typing import Annotated, Any
 
 import yaml
 from fastapi import APIRouter, BackgroundTasks, Depends, Request
 from starlette.responses import RedirectResponse, Response
 
+from api.console import kept_secrets
 from api.console.access import ExportsUser
-from api.console.export_service import check_entry, entry_for_edit, preview_rows, save
-from api.console.forms import entry_of, view_of
+from api.console.export_service import Checked, check_entry, entry_for_edit, preview_rows, save
+from api.console.forms import entry_of, missing_kept, typed_secrets, view_of
 from api.console.pages import PREFIX, ConsolePageError, as_page, render
 from exports.configs.definition import RECORD_TYPES, schedule_only_reason
 from exports.configs.saved import get_visible_config, reset_changes, set_schedule_paused
@@ -25,6 +28,7 @@ from exports.files.produce import PartPreview
 from exports.jobs.lifecycle import QUEUED, create_job
 from exports.jobs.listing import config_view, config_views, job_history
 from pipelines.exports.launcher import launch
+from quarry.crypto import SecretBox
 from registry.models import ExportConfig, utcnow
 from warehouse.catalog import dataset
 
@@ -58,13 +62,18 @@ def _form_page(
     errors: list[dict[str, str]] | None = None,
     previews: list[PartPreview] | None = None,
     status: int = 200,
+    kept: tuple[str | None, Collection[str]] = (None, ()),
 ) -> Response:
+    """The form for `entry`; `kept`: the handle of the secrets kept server-side for it and
+    the credentials it keeps (api.console.kept_secrets)."""
     settings = request.app.state.settings
     user = request.state.console_user
     entity_type = entry.get("entity_type")
     ds = dataset(entity_type) if entity_type in RECORD_TYPES else None
     context = {
-        "form": view_of(entry, settings),
+        "form": view_of(entry, settings, kept[1]),
+        "kept_handle": kept[0],
+        "kept_minutes": kept_secrets.KEEP_MINUTES,
         "config": config,
         "errors": errors or [],
         "previews": previews,
@@ -85,27 +94,46 @@ def _submit(
     request: Request, user: ExportsUser, items: list[tuple[str, Any]], row: ExportConfig | None
 ) -> Response:
     settings, registry = request.app.state.settings, request.app.state.registry
-    entry = entry_of(items, user.principal, settings)
+    box, session_id = SecretBox(settings.fernet_keys), user.session.id
+    handle = dict(items).get(kept_secrets.FIELD) or None
+    with registry.session() as session:
+        kept = kept_secrets.load(session, box, session_id, handle)
+    entry = entry_of(items, user.principal, settings, kept)
     if row is not None:
         entry["name"] = row.name
     action = dict(items).get("action", "refresh")
     config = {"id": row.id, "name": row.name} if row is not None else None
-    if action not in ("preview", "save"):
-        # A changed dataset or destination kind: the form again, for its new fields.
-        return _form_page(request, entry, config=config)
+    checked: Checked | None = None
+    if action in ("preview", "save"):
+        with registry.session() as session:
+            editing = session.get(ExportConfig, row.id) if row is not None else None
+            checked = check_entry(session, settings, user.principal, entry, editing)
+            gone = missing_kept(items, kept)
+            if gone:
+                checked = Checked(None, gone + checked.errors)
+            if checked.definition is not None and action == "save":
+                config_id = save(session, settings, user.principal, checked.definition)
+                kept_secrets.forget(session, session_id, handle)
+                return RedirectResponse(f"{PREFIX}/exports/{config_id}", status_code=303)
+    # The form comes back: secrets typed into it stay on the server, never in the page.
+    typed = typed_secrets(entry)
     with registry.session() as session:
-        editing = session.get(ExportConfig, row.id) if row is not None else None
-        checked = check_entry(session, settings, user.principal, entry, editing)
-        if checked.definition is not None and action == "save":
-            config_id = save(session, settings, user.principal, checked.definition)
-            return RedirectResponse(f"{PREFIX}/exports/{config_id}", status_code=303)
+        if typed:
+            handle = kept_secrets.keep(session, box, session_id, handle, typed)
+        else:
+            kept_secrets.forget(session, session_id, handle)
+            handle = None
+    page = partial(_form_page, request, entry, config=config, kept=(handle, tuple(typed)))
+    if checked is None:
+        # A changed dataset or destination kind: the form again, for its new fields.
+        return page()
     if checked.definition is None:
-        return _form_page(request, entry, config=config, errors=checked.errors, status=422)
+        return page(errors=checked.errors, status=422)
     with as_page():
         previews = preview_rows(
             request.app.state.reader, user.principal, settings, checked.definition
         )
-    return _form_page(request, entry, config=config, previews=previews)
+    return page(previews=previews)
 
 
 @router.post("/exports/new")
