@@ -29,13 +29,16 @@ from exports.jobs.lifecycle import QUEUED, create_job
 from exports.jobs.listing import config_view, config_views, job_history
 from pipelines.exports.launcher import launch
 from quarry.crypto import SecretBox
+from quarry.settings import Settings
 from registry.models import ExportConfig, utcnow
 from warehouse.catalog import dataset
 
 router = APIRouter(prefix=PREFIX, include_in_schema=False)
 UNFINISHED = (QUEUED, "running")
-# What the form can show: a record dataset or a query (a bundle is edited in YAML).
+# What a new export's form offers: a record dataset or a query. A saved bundle opens in
+# the form too, its parts shown but edited in YAML (_bundle_parts).
 FORM_TYPES = (*RECORD_TYPES, "query")
+BUNDLE = "bundle"
 JOBS_SHOWN = 20
 
 
@@ -71,6 +74,7 @@ def _form_page(
     entity_type = entry.get("entity_type")
     ds = dataset(entity_type) if entity_type in RECORD_TYPES else None
     context = {
+        "bundle_yaml": _parts_yaml(entry) if entry.get("entity_type") == BUNDLE else None,
         "form": view_of(entry, settings, kept[1]),
         "kept_handle": kept[0],
         "kept_minutes": kept_secrets.KEEP_MINUTES,
@@ -82,6 +86,11 @@ def _form_page(
         "dataset": ds,
     }
     return render(request, "export_form.html", context, status_code=status)
+
+
+def _parts_yaml(entry: dict[str, Any]) -> str:
+    """A bundle's parts as its YAML holds them (`quarry exports dump`), shown read-only."""
+    return yaml.safe_dump({"parts": entry.get("parts") or []}, sort_keys=False, allow_unicode=True)
 
 
 @router.get("/exports/new")
@@ -101,6 +110,8 @@ def _submit(
     entry = entry_of(items, user.principal, settings, kept)
     if row is not None:
         entry["name"] = row.name
+    if row is not None and row.entity_type == BUNDLE:
+        entry = _bundle_entry(entry, row, settings)
     action = dict(items).get("action", "refresh")
     config = {"id": row.id, "name": row.name} if row is not None else None
     checked: Checked | None = None
@@ -148,23 +159,19 @@ def _visible(request: Request, user: ExportsUser, config_id: str) -> ExportConfi
     return row
 
 
-def _formless(request: Request, row: ExportConfig) -> Response | None:
-    """A bundle (several parts in one zip) has no form here: its page says how to edit
-    it, with its YAML, rather than a form that would save it as something else."""
-    if row.entity_type in FORM_TYPES:
-        return None
-    entry = entry_for_edit(row, request.app.state.settings)
-    text = yaml.safe_dump({"exports": [entry]}, sort_keys=False, allow_unicode=True)
-    context = {"config": {"id": row.id, "name": row.name}, "yaml": text}
-    return render(request, "export_yaml.html", context, status_code=409)
+def _bundle_entry(entry: dict[str, Any], row: ExportConfig, settings: Settings) -> dict[str, Any]:
+    """A saved bundle (several tables in one zip) from its form: the shared settings the
+    form edits (stores, file, destination, schedule, rows) with the parts exactly as saved,
+    read from the registry, never from the form. Parts are edited in YAML; whatever a
+    form posts for data, columns or filters cannot turn the bundle into something else."""
+    saved = entry_for_edit(row, settings)
+    shared = {k: v for k, v in entry.items() if k not in ("columns", "filters", "query")}
+    return shared | {"entity_type": BUNDLE, "parts": saved["parts"]}
 
 
 @router.get("/exports/{config_id}/edit")
 def edit_export(request: Request, user: ExportsUser, config_id: str) -> Response:
     row = _visible(request, user, config_id)
-    refused = _formless(request, row)
-    if refused is not None:
-        return refused
     entry = entry_for_edit(row, request.app.state.settings)
     return _form_page(request, entry, config={"id": row.id, "name": row.name})
 
@@ -174,7 +181,7 @@ def update_export(
     request: Request, user: ExportsUser, config_id: str, items: FormItems
 ) -> Response:
     row = _visible(request, user, config_id)
-    return _formless(request, row) or _submit(request, user, items, row)
+    return _submit(request, user, items, row)
 
 
 def _jobs(request: Request, user: ExportsUser, config_id: str) -> list[dict[str, Any]]:

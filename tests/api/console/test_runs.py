@@ -93,28 +93,6 @@ def test_pause_and_resume_the_schedule(
     assert refused.status_code == 409 and "nothing to reset" in refused.text
 
 
-def test_a_bundle_is_not_turned_into_something_else_by_the_form(
-    browser: Browser, console_account: ConsoleAccount, world: World
-) -> None:
-    entry = {
-        "name": "Console bundle", "entity_type": "bundle", "format": "zip",
-        "parts": [{"entity_type": "orders"}, {"entity_type": "customers"}],
-    }  # fmt: skip
-    config_id = _config(world, console_account, entry)
-    browser.sign_in(console_account.keys["all"])
-    page = browser.get(f"/console/exports/{config_id}/edit")
-    assert page.status_code == 409
-    assert "edited in YAML" in page.text and "entity_type: bundle" in page.text
-    forced = browser.request(
-        "POST",
-        f"/console/exports/{config_id}/edit",
-        data={"csrf_token": csrf_of(page), "entity_type": "orders", "action": "save"},
-    )
-    assert forced.status_code == 409
-    detail = browser.get(f"/v1/exports/{config_id}", key=console_account.keys["all"]).json()
-    assert detail["entity_type"] == "bundle" and len(detail["parts"]) == 2
-
-
 def test_times_show_in_the_accounts_zone_with_utc_kept_machine_readable(
     browser: Browser, console_account: ConsoleAccount, world: World
 ) -> None:
