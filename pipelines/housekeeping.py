@@ -1,6 +1,6 @@
-"""The housekeeper: the reaper, the reconciler, file retention and the webhook-triggered
-syncs, every PASS_SECONDS, in a process of the orchestrator role (`quarry housekeeper`,
-started by `quarry orchestrator` and `quarry up`).
+"""The housekeeper: the reaper, the reconciler, file retention, the webhook-triggered
+syncs and the deletion of ended console sessions, every PASS_SECONDS, in a process of the
+orchestrator role (`quarry housekeeper`, started by `quarry orchestrator` and `quarry up`).
 
 They used to be Dagster sensors, but sensors execute in the code server, which is the worker
 role: a dead worker could not end its own jobs. Run one housekeeper per deployment (it
@@ -22,6 +22,7 @@ from pipelines.exports.reaper import reap
 from pipelines.exports.reconciler import unlaunched_jobs
 from pipelines.sync.triggers import submit_due_syncs
 from quarry.settings import Settings
+from registry.console_sessions import delete_ended_sessions
 from registry.db import Registry
 
 PASS_SECONDS = 10.0
@@ -31,19 +32,21 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class PassResult:
     """Job ids failed, job ids submitted, job ids whose expired files were removed, run ids
-    of the pending syncs submitted."""
+    of the pending syncs submitted, the number of ended console sessions deleted."""
 
     reaped: list[str]
     launched: list[str]
     expired: list[str]
     syncs: list[str]
+    console_sessions: int = 0
 
 
 def housekeeping_pass(
     settings: Settings, registry: Registry, instance: DagsterInstance
 ) -> PassResult:
     """One pass: fail jobs that can no longer finish, submit jobs no run has taken, remove
-    files past QUARRY_EXPORT_RETENTION_DAYS, submit the pending syncs that are due."""
+    files past QUARRY_EXPORT_RETENTION_DAYS, submit the pending syncs that are due, delete
+    console sessions that expired or were revoked (and the form secrets they kept)."""
     reaped = reap(settings, registry, instance)
     launched = [
         waiting.job_id
@@ -53,7 +56,9 @@ def housekeeping_pass(
     days = settings.export_retention_days
     expired = remove_expired_files(settings, registry, days) if days else []
     syncs = submit_due_syncs(settings, registry, instance)
-    return PassResult(reaped, launched, expired, syncs)
+    with registry.session() as session:
+        console_sessions = delete_ended_sessions(session)
+    return PassResult(reaped, launched, expired, syncs, console_sessions)
 
 
 def run_housekeeper(settings: Settings, stop: threading.Event, every: float = PASS_SECONDS) -> None:

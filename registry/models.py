@@ -289,3 +289,20 @@ class ConsoleSession(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(default=None)
 
     __table_args__ = (Index("ix_console_sessions_key", "api_key_id"),)
+
+
+class ConsoleFormSecret(Base):
+    """Secrets typed into a console form that came back (a problem, a preview), kept for
+    a short time so the page need not send them back (api/console/kept_secrets). The form
+    carries a random handle; this row holds only its SHA-256 digest and the secrets sealed
+    with the app's SecretBox. Bound to its session: signing out, or the session's deletion,
+    ends it."""
+
+    __tablename__ = "console_form_secrets"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    session_id: Mapped[str] = mapped_column(ForeignKey("console_sessions.id", ondelete="CASCADE"))
+    sealed: Mapped[str] = mapped_column(Text)
+    expires_at: Mapped[datetime] = mapped_column()
+
+    __table_args__ = (Index("ix_console_form_secrets_session", "session_id"),)

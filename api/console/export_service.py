@@ -7,6 +7,7 @@ editing as `quarry exports dump` writes it. Nothing here validates on its own.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,7 +72,9 @@ def check_entry(
         errors.append({"field": "name", "message": f"an export named {name!r} exists already"})
     if errors:
         return Checked(None, errors)
-    document = {"exports": [entry]}
+    # A copy: resolve_stored puts stored secrets in place of their references, and the
+    # entry may go back to the form, which must still say "keep the stored secret".
+    document = {"exports": [copy.deepcopy(entry)]}
     try:
         resolve_stored(session, settings, principal.account_id, document, source=SOURCE)
         (definition,) = validate_document(document, key_context(principal, settings), source=SOURCE)

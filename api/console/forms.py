@@ -9,14 +9,14 @@ Form field names: `name`, `entity_type`, `stores` (repeated), `col` (repeated, i
 with `title.<field>`, `fv.<field>` (repeated: allowed values of a filter), `created_at_min`,
 `created_at_max`, `of.<n>.name`/`of.<n>.value` (any other filter), `format`,
 `opt.<option>`, `file_name`, `dest.kind`, `ds.<setting>`, `dc.<credential>.mode`
-(none, env, secret, stored) with `dc.<credential>.value`, `cron`, `timezone`, `rows`,
-`query`.
+(none, env, secret, stored, kept) with `dc.<credential>.value`, `kept_secrets` (the handle
+of secrets typed earlier, api.console.kept_secrets), `cron`, `timezone`, `rows`, `query`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,7 +61,8 @@ class ValueFilter:
 @dataclass
 class Credential:
     name: str
-    mode: str  # none, env, secret, stored
+    # none, env, secret, stored (the configuration's), kept (typed earlier, kept server-side)
+    mode: str
     value: str  # the variable's name for env; never a secret's value
 
 
@@ -112,8 +113,9 @@ def _setting_value(text: str) -> Any:
     return text
 
 
-def view_of(entry: Mapping[str, Any], settings: Settings) -> FormView:
-    """The form for a configuration entry (a new one is `{entity_type, format}`)."""
+def view_of(entry: Mapping[str, Any], settings: Settings, kept: Collection[str] = ()) -> FormView:
+    """The form for a configuration entry (a new one is `{entity_type, format}`); `kept`
+    names the credentials whose typed secret is kept server-side for the form."""
     entry = dict(entry)
     view = FormView(entry=entry)
     entity_type = entry.get("entity_type")
@@ -152,6 +154,8 @@ def view_of(entry: Mapping[str, Any], settings: Settings) -> FormView:
             view.credentials.append(Credential(name, "env", str(value["env"])))
         elif is_stored_reference(value):
             view.credentials.append(Credential(name, "stored", ""))
+        elif value and name in kept:
+            view.credentials.append(Credential(name, "kept", ""))
         elif value:
             view.credentials.append(Credential(name, "secret", ""))
         else:
@@ -179,9 +183,13 @@ def _columns(ds: Any, raw: Any) -> list[ColumnChoice]:
 
 
 def entry_of(
-    form: Sequence[tuple[str, Any]], principal: Principal, settings: Settings
+    form: Sequence[tuple[str, Any]],
+    principal: Principal,
+    settings: Settings,
+    kept: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The configuration entry the submitted form describes (not yet validated)."""
+    """The configuration entry the submitted form describes (not yet validated); `kept`:
+    the secrets typed earlier that the server keeps for this form, by credential."""
     single: dict[str, str] = {}
     multi: dict[str, list[str]] = {}
     for key, value in form:
@@ -241,7 +249,7 @@ def entry_of(
     }
     if single.get("file_name", "").strip():
         entry["file_name"] = single["file_name"].strip()
-    entry["destination"] = _destination(single, settings)
+    entry["destination"] = _destination(single, settings, kept or {})
     cron = single.get("cron", "").strip()
     if cron:
         entry["schedule"] = {
@@ -253,7 +261,9 @@ def entry_of(
     return entry
 
 
-def _destination(single: Mapping[str, str], settings: Settings) -> dict[str, Any]:
+def _destination(
+    single: Mapping[str, str], settings: Settings, kept: Mapping[str, str]
+) -> dict[str, Any]:
     kind = single.get("dest.kind", "local")
     out: dict[str, Any] = {"kind": kind}
     if kind not in KINDS:
@@ -272,13 +282,47 @@ def _destination(single: Mapping[str, str], settings: Settings) -> dict[str, Any
         value = single.get(f"dc.{name}.value", "")
         if mode == "env" and value.strip():
             credentials[name] = {"env": value.strip()}
-        elif mode == "secret" and value:
-            credentials[name] = value
+        elif mode in ("secret", "kept") and value:
+            credentials[name] = value  # typed (over a kept one: it replaces it)
+        elif mode == "kept" and name in kept:
+            credentials[name] = kept[name]
         elif mode == "stored":
             credentials[name] = dict(STORED)
     if credentials:
         out["credentials"] = credentials
     return out
+
+
+def typed_secrets(entry: Mapping[str, Any]) -> dict[str, str]:
+    """The literal secrets of an entry read from the form (typed now or kept from before):
+    what must be kept if the form comes back. Env and stored references are not secrets."""
+    destination = entry.get("destination") or {}
+    credentials = destination.get("credentials") or {}
+    return {name: value for name, value in credentials.items() if isinstance(value, str)}
+
+
+def missing_kept(form: Sequence[tuple[str, Any]], kept: Mapping[str, str]) -> list[dict[str, str]]:
+    """A problem for each credential the form says to keep whose secret the server no
+    longer holds (kept too long, signed out since): it must be typed again."""
+    values: dict[str, str] = {}
+    for key, value in form:
+        if isinstance(value, str):
+            values.setdefault(key, value)  # the first, as entry_of reads it
+    problems = []
+    for key, mode in values.items():
+        match = re.fullmatch(r"dc\.(.+)\.mode", key)
+        if not match or mode != "kept":
+            continue
+        name = match[1]
+        if not values.get(f"dc.{name}.value") and name not in kept:
+            problems.append(
+                {
+                    "field": f"destination.credentials.{name}",
+                    "message": "the secret entered earlier is no longer kept (it is kept "
+                    "for a short time and until you sign out): type it again",
+                }
+            )
+    return problems
 
 
 def field_errors(errors: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:

@@ -14,6 +14,7 @@ from fastapi import Request
 from fastapi.templating import Jinja2Templates
 from starlette.responses import Response
 
+from api.console.times import local_time
 from quarry.errors import QuarryError
 
 HERE = Path(__file__).parent
@@ -41,7 +42,7 @@ def field_id(key: str) -> str:
 
 templates = Jinja2Templates(directory=str(HERE / "templates"))
 templates.env.globals.update(prefix=PREFIX, htmx=HTMX)
-templates.env.filters.update(errors_for=errors_for, field_id=field_id)
+templates.env.filters.update(errors_for=errors_for, field_id=field_id, local_time=local_time)
 
 
 @dataclass

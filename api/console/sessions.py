@@ -17,9 +17,11 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, update
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 
+from api.console.kept_secrets import forget_session
+from registry.console_sessions import delete_ended_sessions
 from registry.models import ConsoleSession, utcnow
 
 COOKIE = "quarry_console"
@@ -59,12 +61,9 @@ def start(session: Session, secret_keys: list[str], api_key_id: str, hours: floa
     now = utcnow()
     expires_at = now + timedelta(hours=hours)
     csrf_token = secrets.token_urlsafe(32)
-    # Expired rows of the key go when it signs in again: the table does not grow forever.
-    session.execute(
-        delete(ConsoleSession).where(
-            ConsoleSession.api_key_id == api_key_id, ConsoleSession.expires_at < now
-        )
-    )
+    # Ended sessions of every key go (the housekeeper deletes them too): the table does not
+    # grow with sessions nobody signs in to again.
+    delete_ended_sessions(session, now)
     session.add(
         ConsoleSession(
             id=_digest(token),
@@ -99,9 +98,11 @@ def find(session: Session, secret_keys: list[str], cookie: str | None) -> Live |
 
 
 def revoke(session: Session, session_id: str) -> None:
-    """Ends the session server-side: its cookie is refused from now on."""
+    """Ends the session server-side: its cookie is refused from now on, and the secrets
+    its forms kept are dropped."""
     session.execute(
         update(ConsoleSession)
         .where(ConsoleSession.id == session_id, ConsoleSession.revoked_at.is_(None))
         .values(revoked_at=utcnow())
     )
+    forget_session(session, session_id)

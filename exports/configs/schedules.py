@@ -41,6 +41,12 @@ def last_tick(cron: str, zone: str, since: datetime, now: datetime) -> datetime 
     return previous if previous > since else None
 
 
+def next_tick(cron: str, zone: str, now: datetime) -> datetime:
+    """The first time after `now` that `cron` names in `zone` (aware, in `zone`)."""
+    start = now.astimezone(ZoneInfo(zone)).replace(microsecond=0)
+    return croniter(cron, start).get_next(datetime)
+
+
 def due_exports(registry: Registry, since: datetime, now: datetime) -> list[Due]:
     """Every scheduled configuration with a tick in (since, now], paused ones marked."""
     with registry.session() as session:

@@ -8,29 +8,37 @@ store the key cannot, is the same "not found" as an unknown id.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from functools import partial
 from typing import Annotated, Any
 
 import yaml
 from fastapi import APIRouter, BackgroundTasks, Depends, Request
 from starlette.responses import RedirectResponse, Response
 
+from api.console import kept_secrets
 from api.console.access import ExportsUser
-from api.console.export_service import check_entry, entry_for_edit, preview_rows, save
-from api.console.forms import entry_of, view_of
+from api.console.export_service import Checked, check_entry, entry_for_edit, preview_rows, save
+from api.console.forms import entry_of, missing_kept, typed_secrets, view_of
 from api.console.pages import PREFIX, ConsolePageError, as_page, render
 from exports.configs.definition import RECORD_TYPES, schedule_only_reason
 from exports.configs.saved import get_visible_config, reset_changes, set_schedule_paused
+from exports.configs.schedules import next_tick
 from exports.files.produce import PartPreview
 from exports.jobs.lifecycle import QUEUED, create_job
 from exports.jobs.listing import config_view, config_views, job_history
 from pipelines.exports.launcher import launch
-from registry.models import ExportConfig
+from quarry.crypto import SecretBox
+from quarry.settings import Settings
+from registry.models import ExportConfig, utcnow
 from warehouse.catalog import dataset
 
 router = APIRouter(prefix=PREFIX, include_in_schema=False)
 UNFINISHED = (QUEUED, "running")
-# What the form can show: a record dataset or a query (a bundle is edited in YAML).
+# What a new export's form offers: a record dataset or a query. A saved bundle opens in
+# the form too, its parts shown but edited in YAML (_bundle_parts).
 FORM_TYPES = (*RECORD_TYPES, "query")
+BUNDLE = "bundle"
 JOBS_SHOWN = 20
 
 
@@ -57,13 +65,19 @@ def _form_page(
     errors: list[dict[str, str]] | None = None,
     previews: list[PartPreview] | None = None,
     status: int = 200,
+    kept: tuple[str | None, Collection[str]] = (None, ()),
 ) -> Response:
+    """The form for `entry`; `kept`: the handle of the secrets kept server-side for it and
+    the credentials it keeps (api.console.kept_secrets)."""
     settings = request.app.state.settings
     user = request.state.console_user
     entity_type = entry.get("entity_type")
     ds = dataset(entity_type) if entity_type in RECORD_TYPES else None
     context = {
-        "form": view_of(entry, settings),
+        "bundle_yaml": _parts_yaml(entry) if entry.get("entity_type") == BUNDLE else None,
+        "form": view_of(entry, settings, kept[1]),
+        "kept_handle": kept[0],
+        "kept_minutes": kept_secrets.KEEP_MINUTES,
         "config": config,
         "errors": errors or [],
         "previews": previews,
@@ -72,6 +86,11 @@ def _form_page(
         "dataset": ds,
     }
     return render(request, "export_form.html", context, status_code=status)
+
+
+def _parts_yaml(entry: dict[str, Any]) -> str:
+    """A bundle's parts as its YAML holds them (`quarry exports dump`), shown read-only."""
+    return yaml.safe_dump({"parts": entry.get("parts") or []}, sort_keys=False, allow_unicode=True)
 
 
 @router.get("/exports/new")
@@ -84,27 +103,48 @@ def _submit(
     request: Request, user: ExportsUser, items: list[tuple[str, Any]], row: ExportConfig | None
 ) -> Response:
     settings, registry = request.app.state.settings, request.app.state.registry
-    entry = entry_of(items, user.principal, settings)
+    box, session_id = SecretBox(settings.fernet_keys), user.session.id
+    handle = dict(items).get(kept_secrets.FIELD) or None
+    with registry.session() as session:
+        kept = kept_secrets.load(session, box, session_id, handle)
+    entry = entry_of(items, user.principal, settings, kept)
     if row is not None:
         entry["name"] = row.name
+    if row is not None and row.entity_type == BUNDLE:
+        entry = _bundle_entry(entry, row, settings)
     action = dict(items).get("action", "refresh")
     config = {"id": row.id, "name": row.name} if row is not None else None
-    if action not in ("preview", "save"):
-        # A changed dataset or destination kind: the form again, for its new fields.
-        return _form_page(request, entry, config=config)
+    checked: Checked | None = None
+    if action in ("preview", "save"):
+        with registry.session() as session:
+            editing = session.get(ExportConfig, row.id) if row is not None else None
+            checked = check_entry(session, settings, user.principal, entry, editing)
+            gone = missing_kept(items, kept)
+            if gone:
+                checked = Checked(None, gone + checked.errors)
+            if checked.definition is not None and action == "save":
+                config_id = save(session, settings, user.principal, checked.definition)
+                kept_secrets.forget(session, session_id, handle)
+                return RedirectResponse(f"{PREFIX}/exports/{config_id}", status_code=303)
+    # The form comes back: secrets typed into it stay on the server, never in the page.
+    typed = typed_secrets(entry)
     with registry.session() as session:
-        editing = session.get(ExportConfig, row.id) if row is not None else None
-        checked = check_entry(session, settings, user.principal, entry, editing)
-        if checked.definition is not None and action == "save":
-            config_id = save(session, settings, user.principal, checked.definition)
-            return RedirectResponse(f"{PREFIX}/exports/{config_id}", status_code=303)
+        if typed:
+            handle = kept_secrets.keep(session, box, session_id, handle, typed)
+        else:
+            kept_secrets.forget(session, session_id, handle)
+            handle = None
+    page = partial(_form_page, request, entry, config=config, kept=(handle, tuple(typed)))
+    if checked is None:
+        # A changed dataset or destination kind: the form again, for its new fields.
+        return page()
     if checked.definition is None:
-        return _form_page(request, entry, config=config, errors=checked.errors, status=422)
+        return page(errors=checked.errors, status=422)
     with as_page():
         previews = preview_rows(
             request.app.state.reader, user.principal, settings, checked.definition
         )
-    return _form_page(request, entry, config=config, previews=previews)
+    return page(previews=previews)
 
 
 @router.post("/exports/new")
@@ -119,23 +159,19 @@ def _visible(request: Request, user: ExportsUser, config_id: str) -> ExportConfi
     return row
 
 
-def _formless(request: Request, row: ExportConfig) -> Response | None:
-    """A bundle (several parts in one zip) has no form here: its page says how to edit
-    it, with its YAML, rather than a form that would save it as something else."""
-    if row.entity_type in FORM_TYPES:
-        return None
-    entry = entry_for_edit(row, request.app.state.settings)
-    text = yaml.safe_dump({"exports": [entry]}, sort_keys=False, allow_unicode=True)
-    context = {"config": {"id": row.id, "name": row.name}, "yaml": text}
-    return render(request, "export_yaml.html", context, status_code=409)
+def _bundle_entry(entry: dict[str, Any], row: ExportConfig, settings: Settings) -> dict[str, Any]:
+    """A saved bundle (several tables in one zip) from its form: the shared settings the
+    form edits (stores, file, destination, schedule, rows) with the parts exactly as saved,
+    read from the registry, never from the form. Parts are edited in YAML; whatever a
+    form posts for data, columns or filters cannot turn the bundle into something else."""
+    saved = entry_for_edit(row, settings)
+    shared = {k: v for k, v in entry.items() if k not in ("columns", "filters", "query")}
+    return shared | {"entity_type": BUNDLE, "parts": saved["parts"]}
 
 
 @router.get("/exports/{config_id}/edit")
 def edit_export(request: Request, user: ExportsUser, config_id: str) -> Response:
     row = _visible(request, user, config_id)
-    refused = _formless(request, row)
-    if refused is not None:
-        return refused
     entry = entry_for_edit(row, request.app.state.settings)
     return _form_page(request, entry, config={"id": row.id, "name": row.name})
 
@@ -145,7 +181,7 @@ def update_export(
     request: Request, user: ExportsUser, config_id: str, items: FormItems
 ) -> Response:
     row = _visible(request, user, config_id)
-    return _formless(request, row) or _submit(request, user, items, row)
+    return _submit(request, user, items, row)
 
 
 def _jobs(request: Request, user: ExportsUser, config_id: str) -> list[dict[str, Any]]:
@@ -164,6 +200,12 @@ def _live(request: Request, user: ExportsUser, config_id: str) -> dict[str, Any]
     with request.app.state.registry.session() as session, as_page():
         row = get_visible_config(session, user.principal, config_id)
         view = config_view(session, row, runs.latest, user.principal.config_store_ids(row))
+        # The schedule's next tick (none while paused), shown in the account's zone.
+        next_run = (
+            next_tick(row.schedule_cron, row.schedule_timezone or "UTC", utcnow())
+            if row.schedule_cron and not row.schedule_paused
+            else None
+        )
     jobs = _jobs(request, user, config_id)
     names = {store.id: store.name for store in user.principal.stores}
     return {
@@ -171,6 +213,7 @@ def _live(request: Request, user: ExportsUser, config_id: str) -> dict[str, Any]
         "store_names": [names.get(store_id, store_id) for store_id in view["store_ids"]],
         "jobs": jobs,
         "polling": any(j["status"] in UNFINISHED for j in jobs),
+        "next_run": next_run,
     }
 
 

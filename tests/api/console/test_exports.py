@@ -260,3 +260,69 @@ def test_a_query_export_shows_the_querys_problem_at_its_line_and_column(
     config_id = saved.headers["location"].rsplit("/", 1)[1]
     detail = signed_in.get(f"/v1/exports/{config_id}", key=console_account.keys["all"]).json()
     assert detail["parts"][0]["query"] == "FROM sales\nSHOW total_sales\nTIMESERIES month"
+
+
+BUNDLE_CONFIG: dict[str, Any] = {
+    "name": "Console bundle",
+    "entity_type": "bundle",
+    "format": "zip",
+    "parts": [
+        {
+            "name": "paid orders",
+            "entity_type": "orders",
+            "columns": ["id", {"field": "email", "title": "Mail"}, "total_price"],
+            "filters": {"financial_status": "paid", "created_at_min": "2024-01-01"},
+        },
+        {"entity_type": "customers"},
+        {"name": "monthly", "entity_type": "query",
+         "query": "FROM sales\nSHOW total_sales\nTIMESERIES month"},
+    ],
+    "stores": ["st_k1"],
+    "format_options": {"member_format": "parquet", "time_zone": "Europe/Berlin"},
+    "file_name": "bundle-{date:%Y%m%d}",
+    "destination": {
+        "kind": "s3",
+        "settings": {"bucket": "quarry-drop", "prefix": "bundles/", "region": "eu-central-1"},
+        "credentials": {"access_key_id": {"env": "DROP_KEY_ID"}, "secret_access_key": "s3cret"},
+    },
+    "schedule": {"cron": "30 5 * * *", "timezone": "America/New_York"},
+}  # fmt: skip
+
+
+def test_a_bundle_applied_from_yaml_edits_here_with_its_parts_kept(
+    signed_in: Browser, console_account: ConsoleAccount, world: World
+) -> None:
+    """Saved unchanged from its form, a bundle dumps identically; its schedule changed
+    in the form, the dump shows only that; the form cannot change its parts."""
+    config_id = _apply(world, console_account, dict(BUNDLE_CONFIG))["Console bundle"]
+    key = console_account.keys["all"]
+    before = _dump(world, console_account.account_id, "Console bundle")
+    detail = signed_in.get(f"/v1/exports/{config_id}", key=key).json()
+
+    def edit_and_save(**changes: str) -> str:
+        edit = signed_in.get(f"/console/exports/{config_id}/edit")
+        assert edit.status_code == 200
+        assert "Parts (edited in YAML)" in edit.text and "s3cret" not in edit.text
+        assert 'name="col"' not in edit.text  # the parts' columns are not form fields
+        fields = _replace(form_fields(edit, "export-form"), **changes)
+        saved = signed_in.submit(
+            f"/console/exports/{config_id}/edit", [*fields, ("action", "save")]
+        )
+        assert saved.status_code == 303, saved.text[:3000]
+        return _dump(world, console_account.account_id, "Console bundle")
+
+    assert edit_and_save() == before
+    after = signed_in.get(f"/v1/exports/{config_id}", key=key).json()
+    assert {k: v for k, v in after.items() if k != "updated_at"} == {
+        k: v for k, v in detail.items() if k != "updated_at"
+    }
+    changed = edit_and_save(cron="0 7 * * 1")
+    assert changed == before.replace("cron: 30 5 * * *", "cron: 0 7 * * 1") != before
+    # A form posting other data (columns, another entity_type) leaves the bundle as it was.
+    forced = edit_and_save(entity_type="orders", col="email", query="FROM sales SHOW x")
+    assert forced == changed
+    with world.registry.session() as session:
+        row = session.get(ExportConfig, config_id)
+        assert row is not None and row.credentials_secret is not None
+        stored = SecretBox(world.settings.fernet_keys).open(row.credentials_secret)
+    assert stored["secret_access_key"] == "s3cret"

@@ -1,15 +1,19 @@
 """A configuration's page in process: run now queues a job (Dagster is not running here),
 the job table polls while a job is unfinished and stops once all have ended, a failed
-job shows its error, and pause/resume change the schedule as the API shows it."""
+job shows its error, pause/resume change the schedule as the API shows it, and times
+show in the account's zone."""
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
-from exports.jobs.lifecycle import FAILED, finish
+from exports.jobs.lifecycle import COMPLETED, FAILED, finish
 from tests.api.console.conftest import Browser, ConsoleAccount, csrf_of
 from tests.api.world import World
-from tests.exports.conftest import apply_yaml
+from tests.exports.conftest import apply_yaml, new_job
 
 
 def _config(world: World, account: ConsoleAccount, entry: dict[str, Any]) -> str:
@@ -89,23 +93,43 @@ def test_pause_and_resume_the_schedule(
     assert refused.status_code == 409 and "nothing to reset" in refused.text
 
 
-def test_a_bundle_is_not_turned_into_something_else_by_the_form(
+def test_times_show_in_the_accounts_zone_with_utc_kept_machine_readable(
     browser: Browser, console_account: ConsoleAccount, world: World
 ) -> None:
-    entry = {
-        "name": "Console bundle", "entity_type": "bundle", "format": "zip",
-        "parts": [{"entity_type": "orders"}, {"entity_type": "customers"}],
-    }  # fmt: skip
-    config_id = _config(world, console_account, entry)
-    browser.sign_in(console_account.keys["all"])
-    page = browser.get(f"/console/exports/{config_id}/edit")
-    assert page.status_code == 409
-    assert "edited in YAML" in page.text and "entity_type: bundle" in page.text
-    forced = browser.request(
-        "POST",
-        f"/console/exports/{config_id}/edit",
-        data={"csrf_token": csrf_of(page), "entity_type": "orders", "action": "save"},
+    """The console's account is in Europe/Berlin: 08:14 UTC in November is 09:14 there,
+    08:14 UTC in July 10:14; the page names the zone and keeps UTC in `datetime`."""
+    config_id = _config(
+        world,
+        console_account,
+        {"name": "Console times", "entity_type": "customers", "format": "csv",
+         "schedule": {"cron": "0 6 * * *", "timezone": "America/New_York"}},
+    )  # fmt: skip
+    new_job(
+        world,
+        config_id,
+        status=COMPLETED,
+        created_at=datetime(2026, 11, 27, 8, 14, 5, tzinfo=UTC),
+        started_at=datetime(2026, 11, 27, 8, 14, 30, tzinfo=UTC),
+        finished_at=datetime(2026, 7, 1, 8, 14, 59, tzinfo=UTC),
     )
-    assert forced.status_code == 409
-    detail = browser.get(f"/v1/exports/{config_id}", key=console_account.keys["all"]).json()
-    assert detail["entity_type"] == "bundle" and len(detail["parts"]) == 2
+    browser.sign_in(console_account.keys["all"])
+    listing = browser.get("/console/exports").text
+    row = listing.split("Console times")[1].split("</tr>")[0]
+    assert '<time datetime="2026-11-27T08:14:05Z">2026-11-27 09:14 Europe/Berlin</time>' in row
+    assert "UTC<" not in row
+    page = browser.get(f"/console/exports/{config_id}").text
+    last_run = page.split('id="last-run">')[1].split("</dd>")[0]
+    assert "2026-11-27 09:14 Europe/Berlin" in last_run
+    job = page.split('class="job"')[1].split("</tr>")[0]
+    assert '<time datetime="2026-11-27T08:14:05Z">2026-11-27 09:14:05 Europe/Berlin</time>' in job
+    assert '<time datetime="2026-11-27T08:14:30Z">2026-11-27 09:14:30 Europe/Berlin</time>' in job
+    assert '<time datetime="2026-07-01T08:14:59Z">2026-07-01 10:14:59 Europe/Berlin</time>' in job
+    # 06:00 in New York is 12:00 in Berlin, save the weeks the two switch clocks apart.
+    next_run = page.split('id="next-run">')[1].split("</dd>")[0]
+    shown = re.search(r'datetime="([^"]+)">(\S+ \S+) Europe/Berlin<', next_run)
+    assert shown is not None
+    instant = datetime.fromisoformat(shown[1])
+    assert instant > datetime.now(UTC)
+    assert instant.astimezone(ZoneInfo("America/New_York")).strftime("%H:%M") == "06:00"
+    berlin = instant.astimezone(ZoneInfo("Europe/Berlin")).strftime("%Y-%m-%d %H:%M")
+    assert shown[2] == berlin

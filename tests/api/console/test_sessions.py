@@ -1,5 +1,6 @@
 """Signing in and out of the console: the cookie's flags, CSRF on every form, sign-out and
-key revocation ending a session server-side, scopes, and the key's rate limit."""
+key revocation ending a session server-side, scopes, the key's rate limit, and ended
+sessions deleted without their key signing in again."""
 
 from __future__ import annotations
 
@@ -7,14 +8,16 @@ import logging
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from secrets import token_hex
 
 import pytest
 from anyio.from_thread import BlockingPortal
 from sqlalchemy import select
 
 from api.main import create_app
+from registry.console_sessions import delete_ended_sessions
 from registry.keys import revoke_key
-from registry.models import ConsoleSession
+from registry.models import ConsoleFormSecret, ConsoleSession
 from tests.api.console.conftest import Browser, ConsoleAccount, csrf_of
 from tests.api.world import World
 
@@ -204,3 +207,63 @@ def test_every_asset_is_served_by_quarry_itself(
     assert htmx.status_code == 200 and "htmx" in htmx.text[:2000]
     assert "javascript" in htmx.headers["content-type"]
     assert browser.get("/console/static/console.css").status_code == 200
+
+
+def _session_rows(world: World, key_id: str) -> dict[str, str]:
+    """Rows of ended and live sessions of key `key_id` (one expired with a form secret it
+    kept, one revoked, one live), by what they are: name -> id."""
+    now = datetime.now(UTC)
+    rows = {
+        "expired": ConsoleSession(expires_at=now - timedelta(minutes=1)),
+        "revoked": ConsoleSession(expires_at=now + timedelta(hours=1), revoked_at=now),
+        "live": ConsoleSession(expires_at=now + timedelta(hours=1)),
+    }
+    with world.registry.session() as session:
+        for row in rows.values():
+            row.id = token_hex(32)
+            row.api_key_id, row.csrf_token, row.created_at = key_id, "t", now
+            session.add(row)
+        session.flush()
+        session.add(
+            ConsoleFormSecret(
+                id=token_hex(32),
+                session_id=rows["expired"].id,
+                sealed="x",
+                expires_at=now + timedelta(minutes=5),
+            )
+        )
+    return {name: row.id for name, row in rows.items()}
+
+
+def _left(world: World, ids: dict[str, str]) -> tuple[set[str], int]:
+    """Which of `ids` still have a session row, and how many form secrets they keep."""
+    with world.registry.session() as session:
+        kept = set(
+            session.scalars(select(ConsoleSession.id).where(ConsoleSession.id.in_(ids.values())))
+        )
+        secrets_left = len(
+            session.scalars(
+                select(ConsoleFormSecret).where(ConsoleFormSecret.session_id.in_(ids.values()))
+            ).all()
+        )
+    return {name for name, id_ in ids.items() if id_ in kept}, secrets_left
+
+
+def test_ended_sessions_of_a_key_go_when_another_key_signs_in(
+    browser: Browser, console_account: ConsoleAccount, world: World
+) -> None:
+    ids = _session_rows(world, console_account.key_ids["exports"])
+    assert _left(world, ids) == ({"expired", "revoked", "live"}, 1)
+    assert browser.sign_in(console_account.keys["read"]).status_code == 303
+    assert _left(world, ids) == ({"live"}, 0)
+
+
+def test_the_housekeeping_deletion_of_ended_sessions(
+    console_account: ConsoleAccount, world: World
+) -> None:
+    """What the housekeeper's pass runs (pipelines/housekeeping.py; the pass itself:
+    tests/pipelines/test_housekeeping.py)."""
+    ids = _session_rows(world, console_account.key_ids["exports"])
+    with world.registry.session() as session:
+        assert delete_ended_sessions(session) >= 2
+    assert _left(world, ids) == ({"live"}, 0)
