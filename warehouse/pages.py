@@ -40,7 +40,7 @@ _PAGE = "_quarry_page"
 
 def conform(name: str, rows: pa.Table, store_id: str | None) -> pa.Table:
     """`rows` in the exact schema of table `name` (columns reordered, types cast), checked
-    to belong to `store_id` when the table is partitioned. Raises ValueError otherwise."""
+    to belong to `store_id` when the table holds per-store rows. Raises ValueError otherwise."""
     table_spec = spec(name)
     schema = table_spec.schema
     if not rows.schema.equals(schema):
@@ -51,7 +51,7 @@ def conform(name: str, rows: pa.Table, store_id: str | None) -> pa.Table:
     for key in table_spec.primary_key:
         if rows[key].null_count:
             raise ValueError(f"{name}: {rows[key].null_count} rows without {key}")
-    if table_spec.partitioned and store_id is not None and rows.num_rows:
+    if table_spec.per_store and store_id is not None and rows.num_rows:
         stores = pc.unique(rows[STORE_COLUMN])
         if len(stores) != 1 or stores[0].as_py() != store_id:
             raise ValueError(f"{name}: rows of stores {stores.to_pylist()}, expected {store_id}")

@@ -105,7 +105,7 @@ def table_sql(table: TableSpec, versions: Mapping[str, int]) -> str:
     name = qualified(table.name)
     if not versions:
         return f"SELECT * FROM {name} WHERE false"
-    if not table.partitioned:
+    if not table.per_store:
         return f"SELECT * FROM {name} AT (VERSION => {max(versions.values())})"
     by_version: dict[int, list[str]] = {}
     for store, version in sorted(versions.items()):

@@ -1,8 +1,8 @@
 """Physical tables of the warehouse: Arrow schemas, primary keys, parents of child tables.
 
-Every table is a DuckLake table `lake.<name>` (warehouse.tables), partitioned by store_id
-(exchange_rates, which is global, excepted). Amounts are exact decimals in the store's
-currency; timestamps are UTC.
+Every table is a DuckLake table `lake.<name>` (warehouse.tables) of per-store rows, sorted
+by store_id (exchange_rates, which is global, excepted). Amounts are exact decimals in the
+store's currency; timestamps are UTC.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class TableSpec:
     # For child tables: the column naming the parent record and the parent's table.
     parent_key: str | None = None
     parent_table: str | None = None
-    partitioned: bool = True
+    per_store: bool = True  # rows of one store each, with a store_id column
     # Rollup tables: the table whose rows they sum (warehouse.rollups), written with it.
     rollup_of: str | None = None
 
@@ -273,7 +273,7 @@ EXCHANGE_RATES = TableSpec(
     "exchange_rates",
     _schema(("date", pa.date32()), ("base", STR), ("currency", STR), ("rate", RATE)),
     primary_key=("date", "base", "currency"),
-    partitioned=False,
+    per_store=False,
 )
 
 

@@ -1,11 +1,15 @@
 """The lake's tables: their DDL from warehouse.schemas, creation, and table-wide helpers.
 
 Every table of warehouse.schemas.TABLES is a DuckLake table `lake.<name>` with the DuckDB
-types of its Arrow schema (DECIMAL(18,2) money, TIMESTAMP WITH TIME ZONE), partitioned by
-store_id unless its spec says otherwise, so one store's reads and deletes touch that
-store's files only. Tables are created empty, so a reader can query one before anything
-was synced; a column added to a spec later is added to the table when a process next
-attaches the lake.
+types of its Arrow schema (DECIMAL(18,2) money, TIMESTAMP WITH TIME ZONE). A table of
+per-store rows (spec.per_store) is sorted by store_id, not partitioned by it: DuckLake
+reads every data file's statistics for each statement on a table, so a partition per store
+made every statement cost the fleet's store count (docs/benchmark.md, Session 13). Sorted,
+a batch of stores writes one file per table, maintenance's merges keep the file count to
+the data's size, and each file's min/max store_id still prunes a one-store read to the
+files holding that store. Tables are created empty, so a reader can query one before
+anything was synced; a column added to a spec later is added to the table, and a table
+partitioned by an earlier Quarry is made sorted, when a process next attaches the lake.
 """
 
 from __future__ import annotations
@@ -39,8 +43,9 @@ def qualified(name: str) -> str:
 
 
 def clustering_key(name: str) -> tuple[str, ...]:
-    """The columns whose order rows are written in, so each data file covers a narrow range
-    of them and DuckDB's min/max statistics skip most files of a filtered read.
+    """The columns whose order a store's rows are written in (after the store: sort_key),
+    so each data file covers a narrow range of them and DuckDB's min/max statistics skip
+    most files of a filtered read.
 
     Parents go by creation time then id (queries and exports filter by time); children go
     by their parent's id then their own (they are read, deleted and replaced by parent).
@@ -118,6 +123,7 @@ def missing_ddl(con: duckdb.DuckDBPyConnection) -> list[str]:
         "SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = 'lake'"
     ).fetchall():
         existing.setdefault(table, set()).add(column)
+    partitioned = _partitioned_tables(con) if existing else set()
     statements: list[str] = []
     for name, table_spec in TABLES.items():
         if name not in existing:
@@ -125,11 +131,13 @@ def missing_ddl(con: duckdb.DuckDBPyConnection) -> list[str]:
                 f"{quote_identifier(f.name)} {duckdb_type(f.type)}" for f in table_spec.schema
             )
             statements.append(f"CREATE TABLE {qualified(name)} ({columns})")
-            if table_spec.partitioned:
-                statements.append(
-                    f"ALTER TABLE {qualified(name)} SET PARTITIONED BY ({STORE_COLUMN})"
-                )
+            if table_spec.per_store:
+                statements.append(_sorted_by(name))
             continue
+        if name in partitioned:
+            # Files written before keep their partition values; new ones have none.
+            statements.append(f"ALTER TABLE {qualified(name)} RESET PARTITIONED BY")
+            statements.append(_sorted_by(name))
         for field in table_spec.schema:
             if field.name not in existing[name]:
                 statements.append(
@@ -137,6 +145,30 @@ def missing_ddl(con: duckdb.DuckDBPyConnection) -> list[str]:
                     f"{duckdb_type(field.type)}"
                 )
     return statements
+
+
+def sort_key(name: str) -> tuple[str, ...]:
+    """The order DuckLake writes a per-store table's rows in (on every INSERT and merge):
+    by store, then the table's clustering key."""
+    return (STORE_COLUMN, *(c for c in clustering_key(name) if c != STORE_COLUMN))
+
+
+def _sorted_by(name: str) -> str:
+    columns = ", ".join(quote_identifier(c) for c in sort_key(name))
+    return f"ALTER TABLE {qualified(name)} SET SORTED BY ({columns})"
+
+
+def _partitioned_tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The live tables of `lake` with partition keys (an earlier Quarry partitioned
+    per-store tables by store)."""
+    meta = "__ducklake_metadata_lake"
+    rows = con.execute(
+        f"SELECT DISTINCT t.table_name FROM {meta}.ducklake_partition_info p "
+        f"JOIN {meta}.ducklake_partition_column c USING (partition_id, table_id) "
+        f"JOIN {meta}.ducklake_table t USING (table_id) "
+        "WHERE p.end_snapshot IS NULL AND t.end_snapshot IS NULL"
+    ).fetchall()
+    return {name for (name,) in rows}
 
 
 def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:

@@ -2,14 +2,15 @@
 table the page touches.
 
 A full sync's first page deletes the store's rows of each of its dataset's tables and
-inserts the page (DuckLake drops the store's files outright, since the tables are
-partitioned by store). Every other page deletes its parents by primary key with their
-children, and inserts the page's rows (a child table of the dataset missing from a page
-means none), so a page applied twice (a resumed sync) leaves the tables as applying it
-once. Deletes are DuckLake delete files (or inlined deletions), never file rewrites: an
-incremental sync costs what changed, whatever the size of the table. While one writer
-carries a full sync from its first page, later pages whose parents it has not written yet
-are only inserted: nothing of theirs can exist in a partition it emptied itself.
+inserts the page (DuckLake drops outright a file whose rows are all the store's, and writes
+delete files for the store's rows in files shared with other stores). Every other page
+deletes its parents by primary key with their children, and inserts the page's rows (a
+child table of the dataset missing from a page means none), so a page applied twice (a
+resumed sync) leaves the tables as applying it once. Deletes are DuckLake delete files (or
+inlined deletions), never file rewrites: an incremental sync costs what changed, whatever
+the size of the table. While one writer carries a full sync from its first page, later
+pages whose parents it has not written yet are only inserted: nothing of theirs can exist
+among the store's rows it emptied itself.
 
 Readers never see a half-applied sync: they read the snapshot published for the store
 (warehouse.snapshots), not the newest.
@@ -185,7 +186,7 @@ def _check_parents(table: str, keys: pa.ChunkedArray, parents: pa.Array) -> None
 
 
 def upsert_rows(lake: Lake, table: str, rows: pa.Table) -> int:
-    """Upsert `rows` into `table` by primary key (and store, for a partitioned table), in
+    """Upsert `rows` into `table` by primary key (and store, for a per-store table), in
     one transaction; for tables written outside a store's sync such as exchange_rates.
     Returns the rows given."""
     table_spec = spec(table)
@@ -193,7 +194,7 @@ def upsert_rows(lake: Lake, table: str, rows: pa.Table) -> int:
     if not rows.num_rows:
         return 0
     keys = list(table_spec.primary_key)
-    if table_spec.partitioned:
+    if table_spec.per_store:
         keys.insert(0, STORE_COLUMN)
     match = " AND ".join(f"t.{quote_identifier(k)} = s.{quote_identifier(k)}" for k in keys)
     with lake.transaction(author=GLOBAL_AUTHOR, message=f"upsert {table}") as cursor:
@@ -210,13 +211,14 @@ def upsert_rows(lake: Lake, table: str, rows: pa.Table) -> int:
 
 
 def delete_store(lake: Lake, store_id: str) -> dict[str, int]:
-    """Remove every row of `store_id` from every partitioned table, in one transaction.
-    Returns the rows deleted per table that held any. DuckLake drops the store's files
-    from the table (the tables are partitioned by store); maintenance deletes them."""
+    """Remove every row of `store_id` from every per-store table, in one transaction.
+    Returns the rows deleted per table that held any. DuckLake drops the files holding the
+    store's rows alone and writes delete files for the rest; maintenance rewrites and
+    deletes them."""
     deleted: dict[str, int] = {}
     with lake.transaction(author=store_id, message="delete_store") as cursor:
         for name, table_spec in TABLES.items():
-            if not table_spec.partitioned:
+            if not table_spec.per_store:
                 continue
             row = cursor.execute(
                 f"DELETE FROM {qualified(name)} WHERE {store_predicate(store_id)}"

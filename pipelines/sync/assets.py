@@ -38,7 +38,7 @@ from warehouse.schemas import SOURCE_DATASETS, TABLES
 GROUP = "warehouse"
 # Rollup tables are written in the sales step (warehouse.rollups): no asset of their own.
 STORE_TABLES: tuple[str, ...] = tuple(
-    n for n, s in TABLES.items() if s.partitioned and s.rollup_of is None
+    n for n, s in TABLES.items() if s.per_store and s.rollup_of is None
 )
 
 

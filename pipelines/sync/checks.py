@@ -8,7 +8,7 @@
 - matches_platform (parent tables of a source dataset): the store's row count equals what
   the platform reports now (connector.count).
 
-The checks of a store's tables are partitioned by store, like the tables: a sync run checks
+The checks of a store's tables are partitioned by store, like the sync assets: a run checks
 its store, and the result is that store's. Each result names its store (metadata `store`),
 and its figures are labelled with it (`rows · Main Street (st_...)`): the UI plots each
 label on its own, so a check's plots draw a line per store, not one line through every

@@ -14,7 +14,7 @@ from warehouse.tables import STORE_COLUMN, inserted_after, qualified, spec, stor
 
 
 def _where(table: str, store_id: str | None) -> str:
-    if store_id is None or not spec(table).partitioned:
+    if store_id is None or not spec(table).per_store:
         return ""
     return f" WHERE {store_predicate(store_id)}"
 
@@ -42,7 +42,7 @@ def key_columns(table: str) -> tuple[str, ...]:
     """The columns that must never be null: primary key, store id, parent key."""
     table_spec = spec(table)
     columns = list(table_spec.primary_key)
-    if table_spec.partitioned:
+    if table_spec.per_store:
         columns.append(STORE_COLUMN)
     if table_spec.parent_key:
         columns.append(table_spec.parent_key)
@@ -53,7 +53,7 @@ def key_health(
     lake: Lake, table: str, store_id: str | None, *, since: int | None = None
 ) -> KeyHealth:
     """Duplicate and null keys of `table` for one store (stores_key_health), or all of it."""
-    if store_id is not None and spec(table).partitioned:
+    if store_id is not None and spec(table).per_store:
         return stores_key_health(lake, table, {store_id: since})[store_id]
     keys = ", ".join(spec(table).primary_key)
     nulls = " OR ".join(f"{c} IS NULL" for c in key_columns(table))

@@ -14,7 +14,14 @@ from tests.warehouse.conftest import current_rows, orders_page
 from warehouse import lake as lake_module
 from warehouse.lake import Lake, connect, write_lock
 from warehouse.schemas import TABLES
-from warehouse.tables import clustering_key, duckdb_type, qualified, store_predicate
+from warehouse.tables import (
+    clustering_key,
+    duckdb_type,
+    qualified,
+    select_columns,
+    sort_key,
+    store_predicate,
+)
 from warehouse.writer import StoreWriter
 
 
@@ -48,21 +55,86 @@ def test_racing_first_attaches_create_each_table_once(quarry_env: Settings) -> N
         lake.close()
 
 
-def test_tables_have_their_schema_and_partitioning(lake: Lake) -> None:
+_META = "__ducklake_metadata_lake"
+
+
+def _partitioned(lake: Lake) -> set[str]:
+    cursor = lake.cursor()
+    try:
+        return {
+            name
+            for (name,) in cursor.execute(
+                f"SELECT t.table_name FROM {_META}.ducklake_partition_info p "
+                f"JOIN {_META}.ducklake_partition_column c USING (partition_id, table_id) "
+                f"JOIN {_META}.ducklake_table t USING (table_id) "
+                "WHERE p.end_snapshot IS NULL AND t.end_snapshot IS NULL"
+            ).fetchall()
+        }
+    finally:
+        cursor.close()
+
+
+def _sorted_by(lake: Lake) -> dict[str, tuple[str, ...]]:
+    cursor = lake.cursor()
+    try:
+        rows = cursor.execute(
+            f"SELECT t.table_name, e.expression FROM {_META}.ducklake_sort_info s "
+            f"JOIN {_META}.ducklake_sort_expression e USING (sort_id, table_id) "
+            f"JOIN {_META}.ducklake_table t USING (table_id) "
+            "WHERE s.end_snapshot IS NULL AND t.end_snapshot IS NULL "
+            "ORDER BY t.table_name, e.sort_key_index"
+        ).fetchall()
+    finally:
+        cursor.close()
+    out: dict[str, tuple[str, ...]] = {}
+    for table, expression in rows:
+        out[table] = (*out.get(table, ()), expression.strip('"'))
+    return out
+
+
+def test_tables_have_their_schema_and_are_sorted_by_store(lake: Lake) -> None:
     columns = _columns(lake)
     for name, spec in TABLES.items():
         assert columns[name] == [(f.name, duckdb_type(f.type)) for f in spec.schema], name
-    cursor = lake.cursor()
-    partitioned = {
-        name
-        for (name,) in cursor.execute(
-            "SELECT t.table_name FROM __ducklake_metadata_lake.ducklake_partition_info p "
-            "JOIN __ducklake_metadata_lake.ducklake_table t USING (table_id) "
-            "WHERE t.end_snapshot IS NULL"
-        ).fetchall()
+    # Not partitioned: a partition per store made every statement read every store's files.
+    assert _partitioned(lake) == set()
+    assert _sorted_by(lake) == {
+        name: sort_key(name) for name, spec in TABLES.items() if spec.per_store
     }
+    assert sort_key("orders") == ("store_id", "created_at", "id")
+    assert sort_key("order_lines") == ("store_id", "order_id", "id")
+    assert sort_key("sales_rollup_days")[:3] == ("store_id", "currency", "store_date")
+
+
+def test_a_table_partitioned_by_an_earlier_quarry_is_made_sorted(quarry_env: Settings) -> None:
+    lake = Lake(quarry_env)
+    cursor = lake.cursor()
+    cursor.execute("ALTER TABLE lake.orders RESET SORTED BY")
+    cursor.execute("ALTER TABLE lake.orders SET PARTITIONED BY (store_id)")
+    cursor.execute(
+        f"INSERT INTO lake.orders ({select_columns('orders')}) "
+        f"SELECT {', '.join(_old_row(f.name) for f in TABLES['orders'].schema)}"
+    )
     cursor.close()
-    assert partitioned == {name for name, spec in TABLES.items() if spec.partitioned}
+    assert _partitioned(lake) == {"orders"}
+    lake.close()
+
+    reopened = Lake(quarry_env)
+    try:
+        assert _partitioned(reopened) == set()
+        assert _sorted_by(reopened)["orders"] == ("store_id", "created_at", "id")
+        cursor = reopened.cursor()
+        # The row written under the partitioning is still read.
+        assert cursor.execute("SELECT store_id, id FROM lake.orders").fetchall() == [
+            ("st_old", "o1")
+        ]
+        cursor.close()
+    finally:
+        reopened.close()
+
+
+def _old_row(column: str) -> str:
+    return {"store_id": "'st_old'", "id": "'o1'"}.get(column, "NULL")
 
 
 def test_a_column_added_to_a_spec_is_added_to_the_table(quarry_env: Settings) -> None:

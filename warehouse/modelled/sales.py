@@ -47,7 +47,6 @@ from warehouse.lake import Lake
 from warehouse.rollups import build as rollups
 from warehouse.schemas import SALES, SOURCE_DATASETS
 from warehouse.tables import (
-    clustering_key,
     inserted_after,
     qualified,
     quote_literal,
@@ -288,8 +287,7 @@ SELECT * FROM (SELECT
         + e.additional_fees + e.taxes)::DECIMAL(18, 2) AS total_sales,
     e.cost_of_goods_sold
 FROM events e JOIN orders o ON o.id = e.order_id
--- The table's clustering order, so each data file covers a narrow range of orders.
-) ORDER BY {", ".join(clustering_key(SALES.name))}
+)
 """
 
 
@@ -453,10 +451,7 @@ def _write_orders(cursor: duckdb.DuckDBPyConnection, work: Sequence[SalesWork]) 
         written = _model_into(cursor, work, _NEW_EVENTS)
         cursor.execute(f"DELETE FROM {table} WHERE {changed}")
         columns = select_columns(SALES.name)
-        cursor.execute(
-            f"INSERT INTO {table} ({columns}) SELECT {columns} FROM {_NEW_EVENTS} "
-            f"ORDER BY {', '.join(clustering_key(SALES.name))}"
-        )
+        cursor.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM {_NEW_EVENTS}")
         rollups.apply_change(cursor, list(wanted), _OLD_EVENTS, _NEW_EVENTS)
         for name in (_OLD_EVENTS, _NEW_EVENTS):
             cursor.execute(f"DROP TABLE {name}")

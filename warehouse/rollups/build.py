@@ -74,12 +74,10 @@ def aggregate_sql(rollup: RollupSet, source: str) -> str:
 
 
 def _insert(cursor: duckdb.DuckDBPyConnection, rollup: RollupSet, select: str) -> None:
+    # DuckLake writes the rows in the table's sort order (warehouse.tables.sort_key).
     columns = select_columns(rollup.table)
-    # Written in key order, so each file covers a narrow range of days.
-    order = ", ".join(rollup.keys)
     cursor.execute(
-        f"INSERT INTO {qualified(rollup.table)} ({columns}) "
-        f"SELECT {columns} FROM ({select}) ORDER BY {order}"
+        f"INSERT INTO {qualified(rollup.table)} ({columns}) SELECT {columns} FROM ({select})"
     )
 
 
