@@ -4,6 +4,7 @@ dump`, one applied from YAML saved unchanged from its form, and the key's store 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -510,3 +511,20 @@ def test_a_store_limited_key_makes_bundles_of_its_stores_only(
     refused = limited.submit("/console/exports/new", [*sneaky, ("action", "save")])
     assert refused.status_code == 422
     assert "&#39;st_k2&#39; is not a store of the account" in refused.text
+
+
+def test_a_parts_data_changed_starts_its_columns_over(signed_in: Browser) -> None:
+    page = signed_in.get("/console/exports/new?entity_type=bundle")
+    # Enter in a text field presses the first submit button: the hidden Preview, not a
+    # part's Remove button.
+    buttons = re.findall(r'<button type="submit" name="action" value="([^"]+)"', page.text)
+    assert buttons[0] == "preview" and buttons[1] == "remove_part.0"
+    fields = [(k, v) for k, v in form_fields(page, "export-form") if k != "p0.col"]
+    fields = _replace([*fields, ("p0.col", "email")], p0__entity_type="customers")
+    shown = signed_in.submit("/console/exports/new", [*fields, ("action", "refresh")])
+    assert shown.status_code == 200
+    fields = form_fields(shown, "export-form")
+    assert ("p0.entity_type", "customers") in fields and ("p0.shown", "customers") in fields
+    ticked = [v for k, v in fields if k == "p0.col"]
+    assert "email" in ticked and len(ticked) > 1  # every column of customers, not one
+    assert "p0.fv.financial_status" not in shown.text
