@@ -5,12 +5,14 @@ back into such an entry. Validation is not here: the entry goes through the very
 keyed by the entry's own paths (`filters.financial_status`, `destination.settings.host`),
 which the template shows beside the field of that path.
 
-Form field names: `name`, `entity_type`, `stores` (repeated), `col` (repeated, in order)
-with `title.<field>`, `fv.<field>` (repeated: allowed values of a filter), `created_at_min`,
-`created_at_max`, `of.<n>.name`/`of.<n>.value` (any other filter), `format`,
-`opt.<option>`, `file_name`, `dest.kind`, `ds.<setting>`, `dc.<credential>.mode`
-(none, env, secret, stored, kept) with `dc.<credential>.value`, `kept_secrets` (the handle
-of secrets typed earlier, api.console.kept_secrets), `cron`, `timezone`, `rows`, `query`.
+Form field names: `name`, `entity_type` (a record dataset, `query` or `bundle`), `shown`
+(the data the fields were drawn for), `stores` (repeated), the data's own fields
+(api.console.form_parts: columns, filters or query; a bundle's under `p<i>.`), `new_part`
+(the data of a part to add), `format`, `opt.<option>`, `file_name`, `dest.kind`,
+`ds.<setting>`, `dc.<credential>.mode` (none, env, secret, stored, kept) with
+`dc.<credential>.value`, `kept_secrets` (the handle of secrets typed earlier,
+api.console.kept_secrets), `cron`, `timezone`, `rows`, and `action` (refresh, preview,
+save, add_part, remove_part.<i>).
 """
 
 from __future__ import annotations
@@ -22,40 +24,30 @@ from typing import Any
 
 import yaml
 
+from api.console.form_parts import (
+    PART_TYPES,
+    PartView,
+    Posted,
+    bundle_parts_of,
+    part_of,
+    part_view,
+    setting_text,
+)
 from destinations.fields import is_env_reference
 from destinations.kinds import KINDS, destination_class
-from exports.configs.definition import FORMATS, RECORD_TYPES
+from exports.configs.definition import FORMATS
 from exports.configs.dump import STORED, is_stored_reference
 from exports.configs.options import DELIMITERS, FormatOptions
 from exports.files.formats import MEMBER_FORMATS
 from quarry.settings import Settings
 from registry.principals import Principal
-from warehouse.catalog import dataset
 
 # Kinds first offered; the form lists every kind destinations.kinds knows.
 DESTINATION_KINDS = tuple(KINDS)
-ENTITY_CHOICES = (*RECORD_TYPES, "query")
-EXTRA_FILTER_ROWS = 2
-SCALAR_FILTERS = ("created_at_min", "created_at_max")
+BUNDLE = "bundle"
+# What the form's data can be; a bundle's parts are each one of PART_TYPES.
+ENTITY_CHOICES = (*PART_TYPES, BUNDLE)
 _INTEGER = re.compile(r"^-?[0-9]{1,12}$")
-
-
-@dataclass
-class ColumnChoice:
-    field: str
-    catalog_title: str
-    title: str
-    checked: bool
-
-
-@dataclass
-class ValueFilter:
-    """A filter on a field with a known set of values: one checkbox per value."""
-
-    field: str
-    title: str
-    values: tuple[str, ...]
-    chosen: tuple[str, ...]
 
 
 @dataclass
@@ -71,30 +63,17 @@ class FormView:
     """Everything the form template shows."""
 
     entry: dict[str, Any]
-    columns: list[ColumnChoice] = field(default_factory=list)
-    value_filters: list[ValueFilter] = field(default_factory=list)
-    other_filters: list[tuple[str, str]] = field(default_factory=list)
-    filter_names: list[str] = field(default_factory=list)
+    part: PartView | None = None  # a single export's data
+    parts: list[PartView] = field(default_factory=list)  # a bundle's
     settings: list[tuple[str, str]] = field(default_factory=list)
     credentials: list[Credential] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
     entity_choices: tuple[str, ...] = ENTITY_CHOICES
+    part_types: tuple[str, ...] = PART_TYPES
     formats: tuple[str, ...] = FORMATS
     delimiters: tuple[str, ...] = DELIMITERS
     member_formats: tuple[str, ...] = tuple(MEMBER_FORMATS)
     kinds: tuple[str, ...] = DESTINATION_KINDS
-
-
-def _setting_text(value: Any) -> str:
-    if value is None:  # an optional setting left unset (stored normalised as null)
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return str(value)
-    return yaml.safe_dump(value, default_flow_style=True).strip()
 
 
 def _setting_value(text: str) -> Any:
@@ -118,35 +97,18 @@ def view_of(entry: Mapping[str, Any], settings: Settings, kept: Collection[str] 
     names the credentials whose typed secret is kept server-side for the form."""
     entry = dict(entry)
     view = FormView(entry=entry)
-    entity_type = entry.get("entity_type")
-    ds = dataset(entity_type) if entity_type in RECORD_TYPES else None
-    if ds is not None:
-        view.columns = _columns(ds, entry.get("columns"))
-        filters = dict(entry.get("filters") or {})
-        for item in ds.record_fields:
-            if item.values is None:
-                continue
-            raw = filters.get(item.name)
-            chosen = [] if raw is None else (raw if isinstance(raw, list) else [raw])
-            texts = [str(v) for v in chosen]
-            # Checkboxes only when they say exactly what is stored (each an allowed
-            # value, in the catalog's order); anything else stays an editable row.
-            if set(texts) <= set(item.values) and texts == [v for v in item.values if v in texts]:
-                filters.pop(item.name, None)
-                view.value_filters.append(
-                    ValueFilter(item.name, item.title, item.values, tuple(texts))
-                )
-        for name, raw in filters.items():
-            values = raw if isinstance(raw, list) else [raw]
-            view.other_filters += [(str(name), _setting_text(v)) for v in values]
-        view.other_filters += [("", "")] * EXTRA_FILTER_ROWS
-        view.filter_names = [f.name for f in ds.record_fields] + list(SCALAR_FILTERS)
+    if entry.get("entity_type") == BUNDLE:
+        raw = entry.get("parts")
+        parts = raw if isinstance(raw, list) else []
+        view.parts = [part_view(p if isinstance(p, dict) else {}, i) for i, p in enumerate(parts)]
+    else:
+        view.part = part_view(entry)
     destination = dict(entry.get("destination") or {"kind": "local"})
     kind = destination.get("kind", "local")
     kind = kind if kind in KINDS else "local"
     setting_names, credential_names = destination_class(kind).field_names(settings)
     given = dict(destination.get("settings") or {})
-    view.settings = [(n, _setting_text(given[n]) if n in given else "") for n in setting_names]
+    view.settings = [(n, setting_text(given[n]) if n in given else "") for n in setting_names]
     stored = dict(destination.get("credentials") or {})
     for name in credential_names:
         value: Any = stored.get(name)
@@ -164,22 +126,36 @@ def view_of(entry: Mapping[str, Any], settings: Settings, kept: Collection[str] 
     return view
 
 
-def _columns(ds: Any, raw: Any) -> list[ColumnChoice]:
-    titles = {f.name: f.title for f in ds.record_fields}
-    chosen: list[ColumnChoice] = []
-    if isinstance(raw, list):
-        for item in raw:
-            name = item.get("field") if isinstance(item, dict) else item
-            title = item.get("title") if isinstance(item, dict) else None
-            if isinstance(name, str) and name in titles and all(c.field != name for c in chosen):
-                chosen.append(ColumnChoice(name, titles[name], title or titles[name], True))
-    everything = raw is None
-    rest = [
-        ColumnChoice(f.name, f.title, f.title, everything)
-        for f in ds.record_fields
-        if all(c.field != f.name for c in chosen)
-    ]
-    return chosen + rest
+def posted_of(form: Sequence[tuple[str, Any]]) -> Posted:
+    single: dict[str, str] = {}
+    multi: dict[str, list[str]] = {}
+    for key, value in form:
+        if not isinstance(value, str):
+            continue  # no file fields here
+        single.setdefault(key, value)
+        multi.setdefault(key, []).append(value)
+    return Posted(single, multi)
+
+
+def change_parts(entry: dict[str, Any], form: Sequence[tuple[str, Any]]) -> bool:
+    """Add or remove a bundle's part as the form's `action` asks (`add_part`, with the
+    data `new_part`; `remove_part.<i>`); whether it asked. A bundle may be left without
+    parts: validation then says what the model requires."""
+    single = posted_of(form).single
+    action = single.get("action", "")
+    parts = entry.get("parts")
+    if entry.get("entity_type") != BUNDLE or not isinstance(parts, list):
+        return False
+    if action == "add_part":
+        new = single.get("new_part", "orders")
+        parts.append({"entity_type": new if new in PART_TYPES else "orders"})
+        return True
+    if action.startswith("remove_part."):
+        index = action.removeprefix("remove_part.")
+        if index.isdigit() and int(index) < len(parts):
+            del parts[int(index)]
+        return True
+    return False
 
 
 def entry_of(
@@ -190,50 +166,25 @@ def entry_of(
 ) -> dict[str, Any]:
     """The configuration entry the submitted form describes (not yet validated); `kept`:
     the secrets typed earlier that the server keeps for this form, by credential."""
-    single: dict[str, str] = {}
-    multi: dict[str, list[str]] = {}
-    for key, value in form:
-        if not isinstance(value, str):
-            continue  # no file fields here
-        single.setdefault(key, value)
-        multi.setdefault(key, []).append(value)
+    posted = posted_of(form)
+    single = posted.single
     entity_type = single.get("entity_type", "orders")
     entry: dict[str, Any] = {"name": single.get("name", "").strip(), "entity_type": entity_type}
-    ds = dataset(entity_type) if entity_type in RECORD_TYPES else None
-    if ds is not None:
-        columns: list[Any] = []
-        for name in multi.get("col", []):
-            found = ds.field(name)
-            title = single.get(f"title.{name}", "").strip()
-            if found is not None and title and title != found.title:
-                columns.append({"field": name, "title": title})
-            else:
-                columns.append(name)
-        entry["columns"] = columns
-        filters: dict[str, Any] = {}
-        for item in ds.record_fields:
-            chosen = multi.get(f"fv.{item.name}")
-            if chosen:
-                filters[item.name] = chosen
-        for bound in SCALAR_FILTERS:
-            if single.get(bound, "").strip():
-                filters[bound] = single[bound].strip()
-        rows = sorted(
-            {int(k.split(".")[1]) for k in single if re.fullmatch(r"of\.[0-9]{1,3}\.name", k)}
-        )
-        for index in rows:
-            name = single.get(f"of.{index}.name", "").strip()
-            value = single.get(f"of.{index}.value", "")
-            if name:
-                filters.setdefault(name, []).append(value)
-        if filters:
-            entry["filters"] = {
-                k: v[0] if isinstance(v, list) and len(v) == 1 else v for k, v in filters.items()
-            }
-    elif entity_type == "query":
-        entry["query"] = single.get("query", "")
+    # The data the posted fields were drawn for: switching a single export to a bundle
+    # makes its data the bundle's first part.
+    shown = single.get("shown")
+    if entity_type == BUNDLE:
+        if shown is None or shown == BUNDLE:
+            entry["parts"] = bundle_parts_of(posted)
+        else:
+            first = {"entity_type": shown} | part_of(posted, shown) if shown in PART_TYPES else {}
+            entry["parts"] = [first] if first else []
+    else:
+        entry.update(part_of(posted, entity_type))
     entry["format"] = single.get("format", "csv")
-    stores = multi.get("stores", [])
+    if entity_type == BUNDLE and shown not in (None, BUNDLE):
+        entry["format"] = "zip"  # the format a bundle takes, when it has just been chosen
+    stores = posted.multi.get("stores", [])
     if stores:
         entry["stores"] = stores
     elif set(principal.store_ids) != set(principal.account_store_ids):

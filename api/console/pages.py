@@ -4,6 +4,7 @@ never a problem+json body."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -34,6 +35,37 @@ def errors_for(errors: list[dict[str, str]], key: str) -> list[str]:
     ]
 
 
+def errors_at(errors: list[dict[str, str]], key: str) -> list[str]:
+    """The messages of `errors` about `key` itself, not what is inside it (a bundle's
+    `parts` as a whole, not `parts[1].columns`)."""
+    return [e["message"] for e in errors if e["field"] == key]
+
+
+_PART_KEY = re.compile(r"^parts\[([0-9]+)\]\.?([a-z_]*)(?:[.\[]([^\]]*))?")
+_PART_FIELDS = {
+    "name": "File name in the zip",
+    "entity_type": "Data",
+    "columns": "Columns",
+    "filters": "Filters",
+    "query": "Query",
+}
+
+
+def field_label(key: str) -> str | None:
+    """How a problem's path inside a bundle's part reads to a person (`parts[1].columns[0]`
+    gives `Part 2 · Columns`, `parts[0].filters.financial_status` gives
+    `Part 1 · Filters · financial_status`); None for any other path."""
+    match = _PART_KEY.match(key)
+    if match is None:
+        return None
+    words = [f"Part {int(match[1]) + 1}"]
+    if match[2]:
+        words.append(_PART_FIELDS.get(match[2], match[2]))
+    if match[2] == "filters" and match[3]:
+        words.append(match[3])
+    return " · ".join(words)
+
+
 def field_id(key: str) -> str:
     """An element id for a field path (`destination.settings.host` gives
     `f-destination-settings-host`)."""
@@ -42,7 +74,13 @@ def field_id(key: str) -> str:
 
 templates = Jinja2Templates(directory=str(HERE / "templates"))
 templates.env.globals.update(prefix=PREFIX, htmx=HTMX)
-templates.env.filters.update(errors_for=errors_for, field_id=field_id, local_time=local_time)
+templates.env.filters.update(
+    errors_for=errors_for,
+    errors_at=errors_at,
+    field_id=field_id,
+    field_label=field_label,
+    local_time=local_time,
+)
 
 
 @dataclass

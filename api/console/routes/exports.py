@@ -12,16 +12,23 @@ from collections.abc import Collection
 from functools import partial
 from typing import Annotated, Any
 
-import yaml
 from fastapi import APIRouter, BackgroundTasks, Depends, Request
 from starlette.responses import RedirectResponse, Response
 
 from api.console import kept_secrets
 from api.console.access import ExportsUser
 from api.console.export_service import Checked, check_entry, entry_for_edit, preview_rows, save
-from api.console.forms import entry_of, missing_kept, typed_secrets, view_of
+from api.console.forms import (
+    BUNDLE,
+    ENTITY_CHOICES,
+    change_parts,
+    entry_of,
+    missing_kept,
+    typed_secrets,
+    view_of,
+)
 from api.console.pages import PREFIX, ConsolePageError, as_page, render
-from exports.configs.definition import RECORD_TYPES, schedule_only_reason
+from exports.configs.definition import schedule_only_reason
 from exports.configs.saved import get_visible_config, reset_changes, set_schedule_paused
 from exports.configs.schedules import next_tick
 from exports.files.produce import PartPreview
@@ -29,16 +36,10 @@ from exports.jobs.lifecycle import QUEUED, create_job
 from exports.jobs.listing import config_view, config_views, job_history
 from pipelines.exports.launcher import launch
 from quarry.crypto import SecretBox
-from quarry.settings import Settings
 from registry.models import ExportConfig, utcnow
-from warehouse.catalog import dataset
 
 router = APIRouter(prefix=PREFIX, include_in_schema=False)
 UNFINISHED = (QUEUED, "running")
-# What a new export's form offers: a record dataset or a query. A saved bundle opens in
-# the form too, its parts shown but edited in YAML (_bundle_parts).
-FORM_TYPES = (*RECORD_TYPES, "query")
-BUNDLE = "bundle"
 JOBS_SHOWN = 20
 
 
@@ -71,10 +72,7 @@ def _form_page(
     the credentials it keeps (api.console.kept_secrets)."""
     settings = request.app.state.settings
     user = request.state.console_user
-    entity_type = entry.get("entity_type")
-    ds = dataset(entity_type) if entity_type in RECORD_TYPES else None
     context = {
-        "bundle_yaml": _parts_yaml(entry) if entry.get("entity_type") == BUNDLE else None,
         "form": view_of(entry, settings, kept[1]),
         "kept_handle": kept[0],
         "kept_minutes": kept_secrets.KEEP_MINUTES,
@@ -83,19 +81,17 @@ def _form_page(
         "previews": previews,
         "stores": user.principal.stores,
         "account_timezone": user.principal.timezone,
-        "dataset": ds,
     }
     return render(request, "export_form.html", context, status_code=status)
 
 
-def _parts_yaml(entry: dict[str, Any]) -> str:
-    """A bundle's parts as its YAML holds them (`quarry exports dump`), shown read-only."""
-    return yaml.safe_dump({"parts": entry.get("parts") or []}, sort_keys=False, allow_unicode=True)
-
-
 @router.get("/exports/new")
 def new_export(request: Request, user: ExportsUser, entity_type: str = "orders") -> Response:
-    entity_type = entity_type if entity_type in FORM_TYPES else "orders"
+    entity_type = entity_type if entity_type in ENTITY_CHOICES else "orders"
+    if entity_type == BUNDLE:
+        # A new bundle starts with one part; the form adds and removes others.
+        entry = {"entity_type": BUNDLE, "format": "zip", "parts": [{"entity_type": "orders"}]}
+        return _form_page(request, entry)
     return _form_page(request, {"entity_type": entity_type, "format": "csv"})
 
 
@@ -110,9 +106,8 @@ def _submit(
     entry = entry_of(items, user.principal, settings, kept)
     if row is not None:
         entry["name"] = row.name
-    if row is not None and row.entity_type == BUNDLE:
-        entry = _bundle_entry(entry, row, settings)
-    action = dict(items).get("action", "refresh")
+    # Adding or removing a part brings the form back, like a refresh.
+    action = "refresh" if change_parts(entry, items) else dict(items).get("action", "refresh")
     config = {"id": row.id, "name": row.name} if row is not None else None
     checked: Checked | None = None
     if action in ("preview", "save"):
@@ -157,16 +152,6 @@ def _visible(request: Request, user: ExportsUser, config_id: str) -> ExportConfi
         row = get_visible_config(session, user.principal, config_id)
         session.expunge(row)
     return row
-
-
-def _bundle_entry(entry: dict[str, Any], row: ExportConfig, settings: Settings) -> dict[str, Any]:
-    """A saved bundle (several tables in one zip) from its form: the shared settings the
-    form edits (stores, file, destination, schedule, rows) with the parts exactly as saved,
-    read from the registry, never from the form. Parts are edited in YAML; whatever a
-    form posts for data, columns or filters cannot turn the bundle into something else."""
-    saved = entry_for_edit(row, settings)
-    shared = {k: v for k, v in entry.items() if k not in ("columns", "filters", "query")}
-    return shared | {"entity_type": BUNDLE, "parts": saved["parts"]}
 
 
 @router.get("/exports/{config_id}/edit")

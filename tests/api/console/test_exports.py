@@ -4,9 +4,11 @@ dump`, one applied from YAML saved unchanged from its form, and the key's store 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+import yaml
 from sqlalchemy import select
 
 from exports.configs.dump import dump_configs
@@ -289,40 +291,240 @@ BUNDLE_CONFIG: dict[str, Any] = {
 }  # fmt: skip
 
 
-def test_a_bundle_applied_from_yaml_edits_here_with_its_parts_kept(
+def _config_id(response: Any) -> str:
+    assert response.status_code == 303, response.text[:3000]
+    return str(response.headers["location"].rsplit("/", 1)[1])
+
+
+def _without(fields: list[tuple[str, str]], *pairs: tuple[str, str]) -> list[tuple[str, str]]:
+    return [item for item in fields if item not in pairs]
+
+
+def test_a_bundle_applied_from_yaml_edits_here_part_by_part(
     signed_in: Browser, console_account: ConsoleAccount, world: World
 ) -> None:
-    """Saved unchanged from its form, a bundle dumps identically; its schedule changed
-    in the form, the dump shows only that; the form cannot change its parts."""
+    """Saved unchanged from its form, a bundle dumps identically; a column of one part
+    unticked, the dump loses that column's lines only; its schedule changed, only the
+    `cron` line changes."""
     config_id = _apply(world, console_account, dict(BUNDLE_CONFIG))["Console bundle"]
     key = console_account.keys["all"]
     before = _dump(world, console_account.account_id, "Console bundle")
     detail = signed_in.get(f"/v1/exports/{config_id}", key=key).json()
 
-    def edit_and_save(**changes: str) -> str:
+    def edit_and_save(change: Any = lambda fields: fields) -> str:
         edit = signed_in.get(f"/console/exports/{config_id}/edit")
         assert edit.status_code == 200
-        assert "Parts (edited in YAML)" in edit.text and "s3cret" not in edit.text
-        assert 'name="col"' not in edit.text  # the parts' columns are not form fields
-        fields = _replace(form_fields(edit, "export-form"), **changes)
+        assert "s3cret" not in edit.text
         saved = signed_in.submit(
-            f"/console/exports/{config_id}/edit", [*fields, ("action", "save")]
+            f"/console/exports/{config_id}/edit",
+            [*change(form_fields(edit, "export-form")), ("action", "save")],
         )
-        assert saved.status_code == 303, saved.text[:3000]
+        _config_id(saved)
         return _dump(world, console_account.account_id, "Console bundle")
+
+    edit = signed_in.get(f"/console/exports/{config_id}/edit")
+    fields = form_fields(edit, "export-form")
+    # Each part's own fields: its file name in the zip, data, columns, filters or query.
+    assert ("entity_type", "bundle") in fields and ("format", "zip") in fields
+    assert ("p0.name", "paid orders") in fields and ("p0.entity_type", "orders") in fields
+    assert [v for k, v in fields if k == "p0.col"][:3] == ["id", "email", "total_price"]
+    assert ("p0.title.email", "Mail") in fields and ("p0.fv.financial_status", "paid") in fields
+    assert ("p0.created_at_min", "2024-01-01") in fields
+    assert ("p1.name", "customers") in fields and ("p1.entity_type", "customers") in fields
+    assert ("p2.query", "FROM sales\nSHOW total_sales\nTIMESERIES month") in fields
 
     assert edit_and_save() == before
     after = signed_in.get(f"/v1/exports/{config_id}", key=key).json()
     assert {k: v for k, v in after.items() if k != "updated_at"} == {
         k: v for k, v in detail.items() if k != "updated_at"
     }
-    changed = edit_and_save(cron="0 7 * * 1")
-    assert changed == before.replace("cron: 30 5 * * *", "cron: 0 7 * * 1") != before
-    # A form posting other data (columns, another entity_type) leaves the bundle as it was.
-    forced = edit_and_save(entity_type="orders", col="email", query="FROM sales SHOW x")
-    assert forced == changed
+    unticked = edit_and_save(lambda fields: _without(fields, ("p0.col", "email")))
+    removed = [line for line in before.splitlines() if line not in unticked.splitlines()]
+    assert [line.strip() for line in removed] == ["- field: email", "title: Mail"]
+    assert len(unticked.splitlines()) == len(before.splitlines()) - 2
+    changed = edit_and_save(lambda fields: _replace(fields, cron="0 7 * * 1"))
+    assert changed == unticked.replace("cron: 30 5 * * *", "cron: 0 7 * * 1") != unticked
     with world.registry.session() as session:
         row = session.get(ExportConfig, config_id)
         assert row is not None and row.credentials_secret is not None
         stored = SecretBox(world.settings.fernet_keys).open(row.credentials_secret)
     assert stored["secret_access_key"] == "s3cret"
+
+
+def test_a_bundle_made_here_reads_back_identically(
+    signed_in: Browser, console_account: ConsoleAccount, world: World
+) -> None:
+    page = signed_in.get("/console/exports/new?entity_type=bundle")
+    fields = form_fields(page, "export-form")
+    assert ("entity_type", "bundle") in fields and ("p0.entity_type", "orders") in fields
+    assert 'name="p1.entity_type"' not in page.text  # one part to start with
+    # Add a customers part, then a query part: the form comes back with each added.
+    fields = _replace(fields, name="Console made bundle", new_part="customers")
+    added = signed_in.submit("/console/exports/new", [*fields, ("action", "add_part")])
+    assert added.status_code == 200
+    fields = _replace(form_fields(added, "export-form"), new_part="query")
+    added = signed_in.submit("/console/exports/new", [*fields, ("action", "add_part")])
+    fields = form_fields(added, "export-form")
+    assert ("p1.entity_type", "customers") in fields and ("p2.entity_type", "query") in fields
+    assert ("name", "Console made bundle") in fields
+    fields = [(k, v) for k, v in fields if k not in ("p0.col", "p1.col")]
+    fields += [("p0.col", "order_name"), ("p0.col", "total_price")]
+    fields += [("p1.col", "email"), ("p1.col", "id")]
+    fields = _replace(
+        fields,
+        p0__name="paid",
+        p0__title__total_price="Total",
+        p0__fv__financial_status="paid",
+        p2__name="monthly sales",
+        p2__query="FROM sales SHOW total_sales TIMESERIES month",
+        opt__member_format="jsonl",
+        cron="0 6 * * *",
+    )
+    config_id = _config_id(signed_in.submit("/console/exports/new", [*fields, ("action", "save")]))
+    key = console_account.keys["all"]
+    detail = signed_in.get(f"/v1/exports/{config_id}", key=key).json()
+    assert detail["entity_type"] == "bundle" and detail["format"] == "zip"
+    assert detail["format_options"]["member_format"] == "jsonl"
+    orders, customers, query = detail["parts"]
+    assert orders["entity_type"] == "orders" and orders["filters"] == {"financial_status": ["paid"]}
+    assert orders["columns"] == [
+        {"field": "order_name", "title": "Order"},
+        {"field": "total_price", "title": "Total"},
+    ]
+    assert [c["field"] for c in customers["columns"]] == ["email", "id"]
+    assert query["query"] == "FROM sales SHOW total_sales TIMESERIES month"
+    dumped = _dump(world, console_account.account_id, "Console made bundle")
+    (entry,) = yaml.safe_load(dumped)["exports"]
+    assert entry["parts"] == [
+        {"name": "paid", "entity_type": "orders",
+         "columns": ["order_name", {"field": "total_price", "title": "Total"}],
+         "filters": {"financial_status": "paid"}},
+        {"name": "customers", "entity_type": "customers", "columns": ["email", "id"]},
+        {"name": "monthly sales", "entity_type": "query",
+         "query": "FROM sales SHOW total_sales TIMESERIES month"},
+    ]  # fmt: skip
+    # Opened again and saved unchanged: nothing moves.
+    edit = signed_in.get(f"/console/exports/{config_id}/edit")
+    again = signed_in.submit(
+        f"/console/exports/{config_id}/edit",
+        [*form_fields(edit, "export-form"), ("action", "save")],
+    )
+    assert _config_id(again) == config_id
+    assert _dump(world, console_account.account_id, "Console made bundle") == dumped
+    after = signed_in.get(f"/v1/exports/{config_id}", key=key).json()
+    assert {k: v for k, v in after.items() if k != "updated_at"} == {
+        k: v for k, v in detail.items() if k != "updated_at"
+    }
+    # A part removed here is gone from the saved bundle, the others as they were.
+    edit = signed_in.get(f"/console/exports/{config_id}/edit")
+    fields = [*form_fields(edit, "export-form"), ("action", "remove_part.1")]
+    shown = signed_in.submit(f"/console/exports/{config_id}/edit", fields)
+    assert shown.status_code == 200 and 'name="p2.entity_type"' not in shown.text
+    _config_id(
+        signed_in.submit(
+            f"/console/exports/{config_id}/edit",
+            [*form_fields(shown, "export-form"), ("action", "save")],
+        )
+    )
+    parts = signed_in.get(f"/v1/exports/{config_id}", key=key).json()["parts"]
+    assert [p["entity_type"] for p in parts] == ["orders", "query"]
+    assert parts[0] == orders and parts[1] == query
+
+
+def test_a_single_export_turned_into_a_bundle_keeps_its_data_as_the_first_part(
+    signed_in: Browser,
+) -> None:
+    page = signed_in.get("/console/exports/new?entity_type=customers")
+    fields = [(k, v) for k, v in form_fields(page, "export-form") if k != "col"]
+    fields = _replace([*fields, ("col", "email"), ("col", "id")], entity_type="bundle")
+    shown = signed_in.submit("/console/exports/new", [*fields, ("action", "refresh")])
+    assert shown.status_code == 200
+    fields = form_fields(shown, "export-form")
+    assert ("p0.entity_type", "customers") in fields and ("format", "zip") in fields
+    assert [v for k, v in fields if k == "p0.col"] == ["email", "id"]
+    assert 'name="col"' not in shown.text
+
+
+def test_a_problem_in_a_part_shows_beside_that_part(signed_in: Browser) -> None:
+    page = signed_in.get("/console/exports/new?entity_type=bundle")
+    fields = _replace(form_fields(page, "export-form"), name="Console bad bundle")
+    added = signed_in.submit("/console/exports/new", [*fields, ("action", "add_part")])
+    fields = [*form_fields(added, "export-form"), ("p1.col", "totl")]
+    fields = _replace(fields, p0__created_at_min="yesterday")
+    refused = signed_in.submit("/console/exports/new", [*fields, ("action", "save")])
+    assert refused.status_code == 422
+    text = refused.text
+    summary = text.split('id="problems"')[1].split("</div>")[0]
+    assert "Part 2 · Columns: &#39;totl&#39; is not a field of orders" in summary
+    assert "Part 1 · Filters · created_at_min: " in summary
+    second = text.split('id="part-2"')[1].split('id="f-new_part"')[0]
+    assert "&#39;totl&#39; is not a field of orders" in second
+    first = text.split('id="part-1"')[1].split('id="part-2"')[0]
+    assert 'id="p0-f-created_at_min"' in first and 'aria-invalid="true"' in first
+    assert "totl" not in first
+
+    # Every part removed: the model's own rule, beside the parts.
+    fields = [*form_fields(refused, "export-form"), ("action", "remove_part.1")]
+    fields = form_fields(signed_in.submit("/console/exports/new", fields), "export-form")
+    fields = form_fields(
+        signed_in.submit("/console/exports/new", [*fields, ("action", "remove_part.0")]),
+        "export-form",
+    )
+    assert not any(k.startswith("p0.") for k, _ in fields)
+    empty = signed_in.submit("/console/exports/new", [*fields, ("action", "save")])
+    assert empty.status_code == 422
+    beside = empty.text.split('id="bundle-parts"')[1].split("</fieldset>")[0]
+    assert "is required for a bundle: a non-empty list of parts" in beside
+
+
+def test_preview_of_a_bundle_shows_each_parts_rows(make_browser: Any, world: World) -> None:
+    person: Browser = make_browser()
+    person.sign_in(world.keys["a_all"])
+    page = person.get("/console/exports/new?entity_type=bundle")
+    fields = _replace(
+        form_fields(page, "export-form"), name="Console bundle preview", new_part="customers"
+    )
+    added = person.submit("/console/exports/new", [*fields, ("action", "add_part")])
+    fields = [*form_fields(added, "export-form"), ("stores", "st_a1")]
+    shown = person.submit("/console/exports/new", [*fields, ("action", "preview")])
+    assert shown.status_code == 200, shown.text[:3000]
+    preview = shown.text.split('id="preview-section"')[1]
+    assert f"orders: {len(world.records('orders', 'st_a1')):,} rows" in preview
+    assert f"customers: {len(world.records('customers', 'st_a1')):,} rows" in preview
+    assert "ord_st_a1_01" in preview
+    names = [e["name"] for e in person.get("/v1/exports", key=world.keys["a_all"]).json()["data"]]
+    assert "Console bundle preview" not in names
+
+
+def test_a_store_limited_key_makes_bundles_of_its_stores_only(
+    make_browser: Any, console_account: ConsoleAccount
+) -> None:
+    limited: Browser = make_browser()
+    limited.sign_in(console_account.keys["one"])
+    form = limited.get("/console/exports/new?entity_type=bundle")
+    assert 'value="st_k1"' in form.text and 'value="st_k2"' not in form.text
+    fields = _replace(form_fields(form, "export-form"), name="Console limited bundle")
+    config_id = _config_id(limited.submit("/console/exports/new", [*fields, ("action", "save")]))
+    detail = limited.get(f"/v1/exports/{config_id}", key=console_account.keys["one"]).json()
+    assert detail["entity_type"] == "bundle" and detail["stores"] == ["st_k1"]
+    sneaky = [*_replace(fields, name="Console sneaky bundle"), ("stores", "st_k2")]
+    refused = limited.submit("/console/exports/new", [*sneaky, ("action", "save")])
+    assert refused.status_code == 422
+    assert "&#39;st_k2&#39; is not a store of the account" in refused.text
+
+
+def test_a_parts_data_changed_starts_its_columns_over(signed_in: Browser) -> None:
+    page = signed_in.get("/console/exports/new?entity_type=bundle")
+    # Enter in a text field presses the first submit button: the hidden Preview, not a
+    # part's Remove button.
+    buttons = re.findall(r'<button type="submit" name="action" value="([^"]+)"', page.text)
+    assert buttons[0] == "preview" and buttons[1] == "remove_part.0"
+    fields = [(k, v) for k, v in form_fields(page, "export-form") if k != "p0.col"]
+    fields = _replace([*fields, ("p0.col", "email")], p0__entity_type="customers")
+    shown = signed_in.submit("/console/exports/new", [*fields, ("action", "refresh")])
+    assert shown.status_code == 200
+    fields = form_fields(shown, "export-form")
+    assert ("p0.entity_type", "customers") in fields and ("p0.shown", "customers") in fields
+    ticked = [v for k, v in fields if k == "p0.col"]
+    assert "email" in ticked and len(ticked) > 1  # every column of customers, not one
+    assert "p0.fv.financial_status" not in shown.text
