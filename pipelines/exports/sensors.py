@@ -2,6 +2,8 @@
 execute in the code server (the worker role), so they run in the housekeeper instead
 (pipelines.housekeeping)."""
 
+import hashlib
+import json
 from datetime import datetime
 
 from dagster import (
@@ -27,17 +29,21 @@ from registry.models import utcnow
     default_status=DefaultSensorStatus.RUNNING,
     description="Runs each configuration on its cron and zone, read from the registry at "
     "every tick; run key = configuration + scheduled time. Paused configurations (quarry "
-    "exports pause) are skipped, and each tick's log names them.",
+    "exports pause) are skipped: the tick after a pause or resume names them in its log, a "
+    "skipped due tick is logged, and a tick with nothing due names them as its skip reason.",
 )
 def scheduled_exports(context: SensorEvaluationContext, quarry: QuarryResource) -> SensorResult:
     now = utcnow()
     # The first tick starts the clock: schedules do not backfill from before the sensor ran.
-    since = datetime.fromisoformat(context.cursor) if context.cursor else now
+    since, paused_before = read_cursor(context.cursor, now)
     requests = []
     paused = paused_exports(quarry.registry)
-    if paused:
-        # The tick's log in the Dagster UI: which schedules an operator has paused.
-        context.log.info("paused (not run on schedule): %s", ", ".join(paused))
+    if _digest(paused) != paused_before:
+        # Once per change, not every 30 s: the tick's log also prints in the daemon's console.
+        if paused:
+            context.log.info("paused (not run on schedule): %s", ", ".join(paused))
+        elif paused_before is not None:
+            context.log.info("no export paused")
     skipped = []
     for due in due_exports(quarry.registry, since, now):
         if due.paused:
@@ -58,7 +64,25 @@ def scheduled_exports(context: SensorEvaluationContext, quarry: QuarryResource) 
     skip_reason = None
     if not requests and paused:
         skip_reason = f"no export due; paused: {', '.join(paused)}"
-    return SensorResult(run_requests=requests, cursor=now.isoformat(), skip_reason=skip_reason)
+    cursor = json.dumps({"since": now.isoformat(), "paused": _digest(paused)})
+    return SensorResult(run_requests=requests, cursor=cursor, skip_reason=skip_reason)
+
+
+def read_cursor(cursor: str | None, now: datetime) -> tuple[datetime, str | None]:
+    """The time the previous tick looked up to and a digest of the paused exports it saw
+    (None when not known: the first tick, or a cursor of an earlier Quarry, which was the
+    time alone)."""
+    if not cursor:
+        return now, None
+    if not cursor.startswith("{"):
+        return datetime.fromisoformat(cursor), None
+    state = json.loads(cursor)
+    return datetime.fromisoformat(state["since"]), str(state["paused"])
+
+
+def _digest(names: list[str]) -> str:
+    # A digest, not the names: a fleet may pause thousands, and the cursor is stored per tick.
+    return hashlib.sha256("\n".join(names).encode()).hexdigest()[:16]
 
 
 SENSORS = [scheduled_exports]

@@ -134,6 +134,25 @@ def test_a_paused_schedule_is_skipped_and_named_in_the_tick_log(
         logged = capfd.readouterr().err
         assert "paused (not run on schedule): Live orders sheet, Paid orders, daily (CSV)" in logged
         assert f"{paused_name} at " in logged.split("skipped paused ticks: ")[1]
+        # The next tick, nothing due and nothing paused or resumed since: no log line (it
+        # would print every 30 s in the daemon's console), the names in its skip reason.
+        with build_sensor_context(
+            instance=instance, cursor=result.cursor, resources={"quarry": QuarryResource()}
+        ) as context:
+            quiet = scheduled_exports(context)
+        assert isinstance(quiet, SensorResult) and not quiet.run_requests
+        assert "paused" not in capfd.readouterr().err
+        assert quiet.skip_reason is not None and quiet.skip_reason.skip_message == (
+            "no export due; paused: Live orders sheet, Paid orders, daily (CSV)"
+        )
+        # A resume is logged once, at the next tick.
+        with registry.session() as session:
+            set_schedule_paused(session, paused_id, False)
+        with build_sensor_context(
+            instance=instance, cursor=quiet.cursor, resources={"quarry": QuarryResource()}
+        ) as context:
+            scheduled_exports(context)
+        assert "paused (not run on schedule): Live orders sheet\n" in capfd.readouterr().err
     finally:
         with registry.session() as session:
             set_schedule_paused(session, paused_id, False)
