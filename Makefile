@@ -55,6 +55,9 @@ bench: install
 # The pictures of docs/console.md: the console's browser test, saving a screenshot at each
 # step (docs/console.md, "Tests and screenshots"). Not part of `make test`.
 screenshots: install services
+	@# The demo's Tokyo store has a Japanese name: without a CJK font it draws as boxes.
+	fc-list :lang=ja | grep -q . || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends fonts-noto-cjk)
 	QUARRY_CONSOLE_SCREENSHOTS=docs/console $(BIN)/pytest -n 0 --timeout $(PYTEST_TIMEOUT) \
 		tests/exports/test_console_browser.py
 
