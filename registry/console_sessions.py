@@ -18,18 +18,15 @@ def delete_ended_sessions(session: Session, now: datetime | None = None) -> int:
     form secrets it kept, and every form secret past its own expiry; the number of
     sessions deleted."""
     now = now or utcnow()
-    ended = select(ConsoleSession.id).where(
-        or_(ConsoleSession.expires_at <= now, ConsoleSession.revoked_at.is_not(None))
-    )
+    ended = or_(ConsoleSession.expires_at <= now, ConsoleSession.revoked_at.is_not(None))
     # Explicitly rather than by ON DELETE CASCADE alone: one statement, whichever database.
     session.execute(
         delete(ConsoleFormSecret).where(
-            or_(ConsoleFormSecret.expires_at <= now, ConsoleFormSecret.session_id.in_(ended))
+            or_(
+                ConsoleFormSecret.expires_at <= now,
+                ConsoleFormSecret.session_id.in_(select(ConsoleSession.id).where(ended)),
+            )
         )
     )
-    deleted = session.execute(
-        delete(ConsoleSession).where(
-            or_(ConsoleSession.expires_at <= now, ConsoleSession.revoked_at.is_not(None))
-        )
-    )
+    deleted = session.execute(delete(ConsoleSession).where(ended))
     return int(getattr(deleted, "rowcount", 0) or 0)

@@ -269,7 +269,7 @@ events AS (
     SELECT {_FEE_CANCELLED}
     FROM orders o WHERE o.cancelled_at IS NOT NULL AND o.total_additional_fees <> 0
 )
-SELECT * FROM (SELECT
+SELECT
     e.id, o.store_id, e.order_id, o.order_name, e.event_type, e.line_type, e.happened_at,
     timezone(:store_zone:, e.happened_at) AS happened_at_store,
     timezone(:account_zone:, e.happened_at) AS happened_at_account,
@@ -287,7 +287,6 @@ SELECT * FROM (SELECT
         + e.additional_fees + e.taxes)::DECIMAL(18, 2) AS total_sales,
     e.cost_of_goods_sold
 FROM events e JOIN orders o ON o.id = e.order_id
-)
 """
 
 
