@@ -54,6 +54,9 @@ _UNIQUE_COLUMNS = frozenset({
     "draft_order_name", "customer_name", "email", "handle", "created_at", "updated_at",
     "processed_at", "deleted_at",
 })  # fmt: skip
+# The footer's key-value entry holding a parent table's newest (updated_at, id), as a
+# platform's index would answer "anything after this cursor?" (platforms.demo.probe).
+NEWEST_KEY = b"quarry.newest"
 # Row groups small enough that a reader asking for recent changes skips the old ones by
 # their statistics (platforms.demo.connector), as an indexed platform database would.
 ROW_GROUP_ROWS = 65_536
@@ -122,8 +125,11 @@ def stage_tables(folder: Folder, tables: dict[str, pa.Table]) -> list[Staged]:
         temporary = f"{folder.key}/.{name}.parquet{TEMPORARY_MARK}{uuid.uuid4().hex[:8]}"
         folder.files.make_parent(temporary)
         dictionary = [c for c in table.schema.names if c not in _UNIQUE_COLUMNS]
+        typed = table.cast(schema_of(name))
+        if name in PARENT_TABLES:
+            typed = typed.replace_schema_metadata({NEWEST_KEY: newest_position(typed)})
         pq.write_table(
-            table.cast(schema_of(name)),
+            typed,
             folder.files.path(temporary),
             filesystem=folder.files.filesystem,
             compression="lz4",
@@ -132,6 +138,16 @@ def stage_tables(folder: Folder, tables: dict[str, pa.Table]) -> list[Staged]:
         )
         staged.append(Staged(folder.files, temporary, final))
     return staged
+
+
+def newest_position(table: pa.Table) -> bytes:
+    """JSON of the largest (updated_at, id) in `table`: {"u": microseconds since the epoch,
+    "i": id}; {"u": null, "i": null} for no rows."""
+    if not len(table):
+        return json.dumps({"u": None, "i": None}).encode()
+    updated = pc.max(table["updated_at"].cast(pa.int64())).as_py()
+    at_newest = table.filter(pc.equal(table["updated_at"].cast(pa.int64()), updated))
+    return json.dumps({"u": updated, "i": pc.max(at_newest["id"]).as_py()}).encode()
 
 
 def publish(staged: Iterable[Staged]) -> None:
