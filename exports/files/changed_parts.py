@@ -17,6 +17,7 @@ from exports.files.changes import (
     StoreRange,
     change_counts,
     changes_source,
+    materialized,
 )
 from exports.files.csv_copy import copy_csv
 from exports.files.manifest import StoreRead
@@ -42,6 +43,8 @@ def changed_table(
         assert found is not None, column.field
         columns.append(f'"{found.source}"')
     source = changes_source(ds.table, columns, query.conditions, ranges)
+    if all(span.start is not None for span in ranges.values()):
+        source = materialized(cursor, source)
     titles = [c.title for c in part.columns] + [CHANGE_COLUMN, SNAPSHOT_COLUMN]
     names = [*column_names(part), CHANGE_COLUMN, SNAPSHOT_COLUMN]
     counts = change_counts(cursor, source)

@@ -1,9 +1,9 @@
 """The rows of a record part that changed between two snapshots of each store, as SQL.
 
-For a store with a start snapshot, the keys DuckLake's change feed names between the start
+For a store with a start snapshot, the rows DuckLake's change feed names between the start
 and the end (`lake.table_changes`, bounds inclusive; starting at the start snapshot itself
 keeps working when snapshots in between have expired) are looked up at both ends by time
-travel, each side through the configuration's filters:
+travel (by row id), each side through the configuration's filters, and matched by key:
 
 - present only at the end: `insert`; only at the start: `delete` (with its values at the
   start, so the row says what went); at both with different exported values: `update`;
@@ -21,8 +21,9 @@ Every row carries `_change` and `_snapshot` (the store's snapshot the run read: 
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import duckdb
@@ -57,7 +58,14 @@ def changes_source(
     ranges: Mapping[str, StoreRange],
 ) -> CopySource:
     """The changed rows of `table` (its `columns`, SQL expressions over it, then `_change`
-    and `_snapshot`) for each store of `ranges`, in the record endpoints' order."""
+    and `_snapshot`) for each store of `ranges`, in the record endpoints' order.
+
+    The change feed is read once for every store with a start, from the earliest start to
+    the latest end, and each store keeps the entries of its own range (the same rows
+    `table_changes` over that range gives). Each end is read by time travel for the rows
+    (`rowid`) the store's entries name: a row present at either end under a key the feed
+    names was itself inserted or deleted in the range (keys are unique per store), so its
+    row id is among the entries, and the scans skip every other row."""
     name = qualified(table)
     picked = ", ".join(f'{expr} AS "c{i}"' for i, expr in enumerate(columns))
     outputs = [f'"c{i}"' for i in range(len(columns))]
@@ -65,11 +73,21 @@ def changes_source(
     ctes: list[str] = []
     params: list[Any] = []
     selects: list[str] = []
+    ranged = {s: r for s, r in ranges.items() if r.start is not None and r.start < r.end}
+    if ranged:
+        low = min(int(r.start) for r in ranged.values() if r.start is not None)
+        high = max(int(r.end) for r in ranged.values())
+        feed = f"{LAKE}.table_changes({quote_literal(table)}, {low}, {high})"
+        stores = ", ".join(store_literal(s) for s in sorted(ranged))
+        ctes.append(
+            f'feed AS MATERIALIZED (SELECT "store_id", "snapshot_id", "rowid" FROM {feed} '
+            f'WHERE "store_id" IN ({stores}))'
+        )
     for n, (store, span) in enumerate(sorted(ranges.items())):
         store_sql = f'"store_id" = {store_literal(store)}'
 
-        def side(version: int, keys: str | None, store_sql: str = store_sql) -> str:
-            within = f' AND "id" IN (SELECT "id" FROM {keys})' if keys else ""
+        def side(version: int, rows: str | None, store_sql: str = store_sql) -> str:
+            within = f' AND "rowid" IN (SELECT "rowid" FROM {rows})' if rows else ""
             return (
                 f'SELECT "id" AS "__key", "created_at" AS "__created", {picked} '
                 f"FROM {name} AT (VERSION => {int(version)}) WHERE {store_sql}{within}{where}"
@@ -87,11 +105,13 @@ def changes_source(
             continue
         if span.start >= end:
             continue  # nothing can have changed
-        feed = f"{LAKE}.table_changes({quote_literal(table)}, {int(span.start)}, {end})"
-        ctes.append(f'keys{n} AS (SELECT DISTINCT "id" FROM {feed} WHERE {store_sql})')
-        ctes.append(f"start{n} AS ({side(span.start, f'keys{n}')})")
+        ctes.append(
+            f'rows{n} AS (SELECT DISTINCT "rowid" FROM feed WHERE {store_sql} '
+            f'AND "snapshot_id" BETWEEN {int(span.start)} AND {end})'
+        )
+        ctes.append(f"start{n} AS MATERIALIZED ({side(span.start, f'rows{n}')})")
         params += where_params
-        ctes.append(f"end{n} AS ({side(end, f'keys{n}')})")
+        ctes.append(f"end{n} AS MATERIALIZED ({side(end, f'rows{n}')})")
         params += where_params
         differs = " OR ".join(f's."c{i}" IS DISTINCT FROM e."c{i}"' for i in range(len(columns)))
         kept = ", ".join(f'e."c{i}"' for i in range(len(columns)))
@@ -124,6 +144,19 @@ def changes_source(
         order_by='"__created", "__key"',
         params=params,
     )
+
+
+def materialized(cursor: duckdb.DuckDBPyConnection, source: CopySource) -> CopySource:
+    """`source`'s rows computed once into a temporary table of `cursor`'s connection, and
+    the same part read from there: the manifest's counts and the file then read the change
+    once rather than each running the feed and the time travel again. Only for a source
+    bounded by a change (every store with a start): a first run's rows are the whole
+    table."""
+    temporary = f"quarry_changes_{uuid.uuid4().hex[:12]}"
+    cursor.execute(
+        f"CREATE TEMP TABLE {temporary} AS SELECT * {source.from_where}", list(source.params)
+    )
+    return replace(source, from_where=f"FROM {temporary}", params=[])
 
 
 def change_counts(cursor: duckdb.DuckDBPyConnection, source: CopySource) -> dict[str, int]:

@@ -43,9 +43,9 @@ T0 = datetime(2024, 6, 1, 10, 0, tzinfo=UTC)
 COLUMNS = ["order_name", "financial_status", "total_price"]
 
 
-def order(n: int, status: str = "paid", total: str = "10.00") -> dict[str, Any]:
+def order(n: int, status: str = "paid", total: str = "10.00", store: str = STORE) -> dict[str, Any]:
     return {
-        "id": f"ord_cr_{n:02d}", "store_id": STORE, "platform_id": str(n),
+        "id": f"ord_cr_{n:02d}", "store_id": store, "platform_id": str(n),
         "order_name": f"#{n}", "created_at": T0 + timedelta(hours=n),
         "updated_at": T0 + timedelta(hours=n), "currency": "USD",
         "financial_status": status, "total_price": Decimal(total),
@@ -55,18 +55,21 @@ def order(n: int, status: str = "paid", total: str = "10.00") -> dict[str, Any]:
 class Store:
     """A store of its own, synced in full each time (delete and re-insert)."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, store_id: str = STORE) -> None:
         self.world = world
+        self.store_id = store_id
         self.orders: dict[int, dict[str, Any]] = {}
 
-    def sync(self) -> int:
+    def sync(self, publish: bool = True) -> int:
+        """Write the orders; publish the snapshot unless told not to (a sync cut short)."""
         rows = [self.orders[n] for n in sorted(self.orders)]
         table = pa.Table.from_pylist(rows, schema=TABLES["orders"].schema)
-        StoreWriter(self.world.lake, STORE).apply(
+        StoreWriter(self.world.lake, self.store_id).apply(
             ChangePage({"orders": table}), full=True, first=True
         )
         version = self.world.lake.version()
-        record_snapshot(self.world.registry, STORE, version)
+        if publish:
+            record_snapshot(self.world.registry, self.store_id, version)
         return version
 
 
@@ -179,6 +182,56 @@ def test_each_run_delivers_what_changed_since_the_last_completed_one(
     assert kinds(records) == dict.fromkeys(
         ["ord_cr_01", "ord_cr_03", "ord_cr_05", "ord_cr_06"], "insert"
     )
+
+
+def test_each_store_reads_its_own_range(world_cr: tuple[World, str]) -> None:
+    """Stores of one configuration start and end at different snapshots: each delivers the
+    changes of its own range, not another store's, nor a commit its snapshot does not cover
+    yet (a sync not published)."""
+    world, account_id = world_cr
+    with world.registry.session() as session:
+        for store_id in ("st_cr2", "st_cr3"):
+            create_store(session, account_id=account_id, name=f"Store {store_id}",
+                         domain=f"{store_id}.example.com", currency="USD", timezone="UTC",
+                         platform="demo", store_id=store_id)  # fmt: skip
+    a, b = Store(world, "st_cr2"), Store(world, "st_cr3")
+    a.orders = {n: order(n, store=a.store_id) for n in range(1, 4)}
+    b.orders = {n: order(n, store=b.store_id) for n in range(1, 4)}
+    a.sync()
+    b_first = b.sync()
+    ids = apply(world, [{"name": "Two stores", "entity_type": "orders", "format": "jsonl",
+                         "rows": "changed", "stores": ["st_cr2", "st_cr3"],
+                         "columns": COLUMNS}])  # fmt: skip
+    config_id = ids["Two stores"]
+    _, records = run(world, config_id)
+    assert len(records) == 6
+
+    # Only a changes: b's range is empty.
+    a.orders[1] = order(1, total="1.11", store=a.store_id)
+    a_second = a.sync()
+    _, records = run(world, config_id)
+    assert [(r["id"], r["_change"], r["_snapshot"]) for r in records] == [
+        ("ord_cr_01", "update", a_second)
+    ]
+    # b changes and is published; b changes again without publishing; then a changes: the
+    # feed read spans all of it, each store keeps its own published range.
+    b.orders[2] = order(2, total="2.22", store=b.store_id)
+    b_second = b.sync()
+    b.orders[3] = order(3, total="3.33", store=b.store_id)
+    b.sync(publish=False)
+    del a.orders[2]
+    a_third = a.sync()
+    _, records = run(world, config_id)
+    assert sorted((r["id"], r["_change"], r["_snapshot"]) for r in records) == [
+        ("ord_cr_02", "delete", a_third), ("ord_cr_02", "update", b_second)
+    ]  # fmt: skip
+    assert b_first < b_second < a_third
+    # b's unpublished commit is delivered once it is published.
+    record_snapshot(world.registry, b.store_id, world.lake.version())
+    _, records = run(world, config_id)
+    assert [(r["id"], r["_change"], r["total_price"]) for r in records] == [
+        ("ord_cr_03", "update", "3.33")
+    ]
 
 
 def world_manifest(world: World, job_id: str) -> dict[str, Any]:
