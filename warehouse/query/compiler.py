@@ -122,6 +122,7 @@ def aggregate_sql(
     parts: list[int] | None = None,
     limit: int | None = None,
     grouping_sets: list[list[int]] | None = None,
+    fold: tuple[int, list[int], list[list[str | None]]] | None = None,
 ) -> Sql:
     """SELECT the grouped dims (d0..), the bucket (b), the aggregates (p0..) and the number
     of rows without an exchange rate (missing_fx) over one window.
@@ -131,13 +132,30 @@ def aggregate_sql(
     only their groups leave DuckDB). keys=(dims, keys, keep) does the same for several
     dimensions at once (TOP ranked within the dimensions before it): a row is kept when
     its key over `dims` (see key_sql) is among `keys`, or when it is not and keep is
-    false. parts picks a subset of the aggregates."""
+    false. parts picks a subset of the aggregates.
+
+    fold=(dim, key_dims, keys) reads TOP's chosen groups and its Other rows in one scan: a
+    row whose key over `key_dims` is among `keys` keeps its value of `dim`, the others are
+    grouped together with a null there, and `quarry_other` (true for those), next to last,
+    tells them apart."""
     t = plan.source
     select: list[Sql | str] = []
     groups: list[Sql | str] = []
+    fold_join = Sql("")
     for k in group_dims:
-        select.append(f"{plan.dims[k].sql} AS d{k}")
-        groups.append(plan.dims[k].sql or "")
+        expr = plan.dims[k].sql or ""
+        if fold is not None and k == fold[0]:
+            expr = f"CASE WHEN quarry_top.quarry_k IS NULL THEN NULL ELSE {expr} END"
+        select.append(f"{expr} AS d{k}")
+        groups.append(expr)
+    if fold is not None:
+        _, key_dims, wanted = fold
+        key = key_sql([plan.dims[k].sql or "" for k in key_dims])
+        fold_join = (
+            Sql(" LEFT JOIN (SELECT DISTINCT unnest(")
+            + Sql.param(wanted)
+            + f"::VARCHAR[][]) AS quarry_k) quarry_top ON quarry_top.quarry_k = {key}"
+        )
     bucket = bucket_sql(plan) if with_time else None
     if bucket is not None:
         select.append(bucket + " AS b")
@@ -150,6 +168,8 @@ def aggregate_sql(
         # bit set where the key is rolled up), next to last: see grouping_mask. GROUPING
         # takes the grouped expressions themselves (the zone in a bucket is a literal).
         select.append("grouping(" + Sql.join(", ", groups) + ") AS quarry_g")
+    if fold is not None:
+        select.append("quarry_top.quarry_k IS NULL AS quarry_other")
     select.append(
         "count(*) FILTER (WHERE f.factor IS NULL) AS missing_fx" if rel.fx else "0 AS missing_fx"
     )
@@ -194,9 +214,9 @@ def aggregate_sql(
     sql = Sql("SELECT ") + columns + f" FROM {t.table} t"
     # The readable stores are joined only for what reads them (the store's name or zone):
     # t.store_id IN (...) already keeps to them, and the join cost a fifth of a scan.
-    if _STORE_COLUMN.search(" ".join((columns.text, fx_join, where.text))):
+    if _STORE_COLUMN.search(" ".join((columns.text, fx_join, fold_join.text, where.text))):
         sql = sql + f" JOIN {rel.stores} s ON s.store_id = t.store_id"
-    sql = sql + fx_join + " WHERE " + where
+    sql = sql + fx_join + fold_join + " WHERE " + where
     if groups and grouping_sets is not None:
         # Detail rows and their totals in one pass over the events (WITH TOTALS and
         # GROUP_TOTALS), each set a list of positions among the grouped keys.
@@ -205,6 +225,8 @@ def aggregate_sql(
     elif groups:
         # By position: an expression with a bound zone would not match its SELECT twin.
         sql = sql + " GROUP BY " + ", ".join(str(k + 1) for k in range(len(groups)))
+        if fold is not None:
+            sql = sql + ", quarry_top.quarry_k IS NULL"
     if limit is not None:
         sql = sql + f" LIMIT {int(limit)}"
     return sql

@@ -481,7 +481,9 @@ class _Run:
         if self.top_rows is not None and not with_time and window is plan.window:
             # TOP over the groups it ranks: the ranking query already has them.
             out = self.top_rows
-        else:
+            if not top.only:
+                self.add_others(out, self.others(window, self.all_dims, with_time))
+        elif top.only:
             rows = self.fetch(
                 aggregate_sql(
                     plan,
@@ -494,10 +496,8 @@ class _Run:
                 limited=window is plan.window,
             )
             out = self.keyed(rows, self.all_dims, with_time)
-        if not top.only:
-            for key, parts in self.others(window, self.all_dims, with_time).items():
-                if any(p is not None and p != 0 for p in parts) or plan.fill:
-                    out[key] = parts
+        else:
+            out = self.folded(window, with_time)
         if window is plan.window and plan.group_total_levels:
             self.level_parts[window] = self.top_levels(window, with_time)
         return self.checked(out) if window is plan.window else out
@@ -512,6 +512,40 @@ class _Run:
             return {"keys": ([*top.within, top.dim], self.top_keys, keep)}
         assert self.top_values is not None
         return {"include" if keep else "exclude": (top.dim, self.top_values)}
+
+    def folded(self, window: dates.Window, with_time: bool) -> dict[Key, list[Any]]:
+        """TOP's chosen groups and its Other rows from one aggregate query (aggregate_sql's
+        fold): one scan of the window where a query for each would read it twice. Other
+        is still aggregated over its own rows, so a distinct count or median of it is
+        real."""
+        plan, top = self.plan, self.plan.top
+        assert top is not None and self.top_keys is not None
+        sql = aggregate_sql(
+            plan,
+            window,
+            self.rel,
+            group_dims=self.all_dims,
+            with_time=with_time,
+            fold=(top.dim, [*top.within, top.dim], self.top_keys),
+        )
+        at = self.all_dims.index(top.dim)
+        chosen, other = [], []
+        for row in self.fetch(sql, limited=window is plan.window):
+            values = row[:-2] + row[-1:]  # without quarry_other
+            if row[-2]:
+                other.append((*values[:at], OTHER, *values[at + 1 :]))
+            else:
+                chosen.append(values)
+        out = self.keyed(chosen, self.all_dims, with_time)
+        self.add_others(out, self.keyed(other, self.all_dims, with_time))
+        return out
+
+    def add_others(self, out: dict[Key, list[Any]], others: dict[Key, list[Any]]) -> None:
+        """Other's rows into `out`: those with a figure, or all of them when gaps are
+        filled."""
+        for key, parts in others.items():
+            if any(p is not None and p != 0 for p in parts) or self.plan.fill:
+                out[key] = parts
 
     def others(
         self, window: dates.Window, dims_: list[int], with_time: bool
@@ -638,15 +672,14 @@ class _Run:
         width, count = len(ranked), len(plan.parts)
         metric = plan.metric_columns[0].expr if plan.metric_columns else None
         base = aggregate_sql(plan, window, self.rel, group_dims=ranked, with_time=False)
-        if top.within:
-            # Each group's key as the filters that follow will compute it from the rows.
-            key = key_sql([f"g.d{k}" for k in ranked])
-            base = (
-                Sql("SELECT g.* EXCLUDE (missing_fx), ")
-                + f"{key} AS quarry_k, g.missing_fx FROM ("
-                + base
-                + ") g"
-            )
+        # Each group's key as the filters and the fold that follow compute it from the rows.
+        key = key_sql([f"g.d{k}" for k in ranked])
+        base = (
+            Sql("SELECT g.* EXCLUDE (missing_fx), ")
+            + f"{key} AS quarry_k, g.missing_fx FROM ("
+            + base
+            + ") g"
+        )
         if isinstance(metric, PartRef) and plan.metric_columns[0].type in ("money", "number"):
             # Ranked on unrounded values: only exact ties with the n-th need keeping.
             _, rows = self.fetch_candidates(
@@ -670,9 +703,8 @@ class _Run:
         for entries in groups.values():
             entries.sort(key=lambda e: e[:3])
             chosen.extend(entries[: top.n])
-        if top.within:
-            self.top_keys = [list(e[3][width + count]) for e in chosen]
-        else:
+        self.top_keys = [list(e[3][width + count]) for e in chosen]
+        if not top.within:
             self.top_values = tuple(e[3][width - 1] for e in chosen)
         if plan.granularity is None and ranked == self.all_dims:
             self.top_rows = {(tuple(e[3][:width]), None): e[4] for e in chosen}
