@@ -214,7 +214,7 @@ class _Checker:
             top=top,
             fx=fx,
             local_sql=local_sql,
-            fx_date_sql=self.fx_date_sql(source),
+            fx_date_sql=self.fx_date_sql(source, scope),
             metric_columns=metrics,
             group_pos=q.clauses.get("GROUP BY") or q.clauses.get("TIMESERIES"),
         )
@@ -336,11 +336,25 @@ class _Checker:
             return Sql(f"t.{source.store_local}")
         return Sql(f"timezone({quote_literal(zone_name)}, t.{source.time_column})")
 
-    def fx_date_sql(self, source: Any) -> str:
-        """The event's date in its store's zone: the day whose exchange rate applies."""
+    def fx_date_sql(self, source: Any, scope: list[str]) -> str:
+        """The event's date in its store's zone: the day whose exchange rate applies. Each
+        zone a literal, chosen by store: timezone() with the zone read from a column
+        converts row by row, and took most of a FROM customers query at 1M orders."""
         if source.store_local:
             return f"CAST(t.{source.store_local} AS DATE)"
-        return f"CAST(timezone(s.timezone, t.{source.time_column}) AS DATE)"
+        moment = f"t.{source.time_column}"
+        by_zone: dict[str, list[str]] = {}
+        for store_id in scope:
+            by_zone.setdefault(self.ctx.stores[store_id].timezone, []).append(store_id)
+        if len(by_zone) <= 1:
+            zone = next(iter(by_zone), "UTC")
+            return f"CAST(timezone({quote_literal(zone)}, {moment}) AS DATE)"
+        branches = " ".join(
+            f"WHEN t.store_id IN ({', '.join(quote_literal(s) for s in stores)}) "
+            f"THEN timezone({quote_literal(zone)}, {moment})"
+            for zone, stores in sorted(by_zone.items())
+        )
+        return f"CAST(CASE {branches} END AS DATE)"
 
     # ---- GROUP BY / TIMESERIES ----
 
