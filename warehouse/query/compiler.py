@@ -150,11 +150,17 @@ def aggregate_sql(
         groups.append(expr)
     if fold is not None:
         _, key_dims, wanted = fold
-        key = key_sql([plan.dims[k].sql or "" for k in key_dims])
+        # Compared a dimension at a time, each as key_sql casts it: a list built per row
+        # to compare whole keys cost a third of the statement.
+        texts = [f"CAST({plan.dims[k].sql} AS VARCHAR)" for k in key_dims]
+        picked = ", ".join(f"k[{i + 1}] AS k{i}" for i in range(len(texts)))
+        same = " AND ".join(
+            f"quarry_top.k{i} IS NOT DISTINCT FROM {text}" for i, text in enumerate(texts)
+        )
         fold_join = (
-            Sql(" LEFT JOIN (SELECT DISTINCT unnest(")
+            Sql(f" LEFT JOIN (SELECT DISTINCT {picked}, TRUE AS quarry_k FROM (SELECT unnest(")
             + Sql.param(wanted)
-            + f"::VARCHAR[][]) AS quarry_k) quarry_top ON quarry_top.quarry_k = {key}"
+            + f"::VARCHAR[][]) AS k)) quarry_top ON {same}"
         )
     bucket = bucket_sql(plan) if with_time else None
     if bucket is not None:
