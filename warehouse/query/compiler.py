@@ -143,11 +143,11 @@ def aggregate_sql(
     groups: list[Sql | str] = []
     fold_join = Sql("")
     for k in group_dims:
-        expr = plan.dims[k].sql or ""
+        dim_sql = plan.dims[k].sql or ""
         if fold is not None and k == fold[0]:
-            expr = f"CASE WHEN quarry_top.quarry_k IS NULL THEN NULL ELSE {expr} END"
-        select.append(f"{expr} AS d{k}")
-        groups.append(expr)
+            dim_sql = f"CASE WHEN quarry_top.quarry_k IS NULL THEN NULL ELSE {dim_sql} END"
+        select.append(f"{dim_sql} AS d{k}")
+        groups.append(dim_sql)
     if fold is not None:
         _, key_dims, wanted = fold
         # Compared a dimension at a time, each as key_sql casts it: a list built per row
