@@ -145,8 +145,9 @@ def newest_position(table: pa.Table) -> bytes:
     "i": id}; {"u": null, "i": null} for no rows."""
     if not len(table):
         return json.dumps({"u": None, "i": None}).encode()
-    updated = pc.max(table["updated_at"].cast(pa.int64())).as_py()
-    at_newest = table.filter(pc.equal(table["updated_at"].cast(pa.int64()), updated))
+    micros = table["updated_at"].cast(pa.int64())
+    updated = pc.max(micros).as_py()
+    at_newest = table.filter(pc.equal(micros, updated))
     return json.dumps({"u": updated, "i": pc.max(at_newest["id"]).as_py()}).encode()
 
 
