@@ -28,6 +28,7 @@ from quarry.locks import advisory_lock
 from quarry.measures import TALLY
 from quarry.settings import Settings
 from warehouse import extensions
+from warehouse.sql_values import bind
 from warehouse.tables import ensure_tables, missing_ddl
 from warehouse.transactions import transaction
 
@@ -352,7 +353,7 @@ class Lake:
         try:
             with write_lock(self.settings), transaction(cursor):
                 cursor.execute(
-                    f"CALL {LAKE}.set_commit_message(?, ?)", [commit_author(author), message]
+                    bind(f"CALL {LAKE}.set_commit_message(?, ?)", [commit_author(author), message])
                 )
                 yield cursor
         finally:

@@ -22,6 +22,7 @@ from registry.db import Registry
 from registry.models import utcnow
 from warehouse.lake import LAKE, Lake, write_lock
 from warehouse.snapshots import forget_expired_pins, versions_in_use
+from warehouse.sql_values import bind
 
 
 @dataclass(frozen=True)
@@ -93,15 +94,17 @@ def _expire(lake: Lake, keep: set[int], retention: timedelta) -> int:
     try:
         newest = cursor.execute(f"SELECT id FROM {LAKE}.current_snapshot()").fetchone()
         candidates = cursor.execute(
-            f"SELECT snapshot_id FROM {LAKE}.snapshots() WHERE snapshot_time < ? "
-            "ORDER BY snapshot_id",
-            [utcnow() - retention],
+            bind(
+                f"SELECT snapshot_id FROM {LAKE}.snapshots() WHERE snapshot_time < ? "
+                "ORDER BY snapshot_id",
+                [utcnow() - retention],
+            )
         ).fetchall()
         assert newest is not None
         versions = [v for (v,) in candidates if v not in keep and v != newest[0]]
         if versions:
             cursor.execute(
-                f"CALL ducklake_expire_snapshots('{LAKE}', versions => ?)", [versions]
+                bind(f"CALL ducklake_expire_snapshots('{LAKE}', versions => ?)", [versions])
             ).fetchall()
         return len(versions)
     finally:

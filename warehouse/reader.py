@@ -88,8 +88,7 @@ def scan_versions(cursor: duckdb.DuckDBPyConnection, snapshot: Snapshot) -> dict
     commits = dict(
         cursor.execute(
             f"SELECT snapshot_id, {AUTHORS} FROM {LAKE}.snapshots() "
-            "WHERE snapshot_id > ? AND snapshot_id <= ?",
-            [oldest, newest],
+            f"WHERE snapshot_id > {int(oldest)} AND snapshot_id <= {int(newest)}"
         ).fetchall()
     )
     for store, version in versions.items():

@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from quarry.errors import InvalidRequest
 from warehouse.query.sql import pushdown_safe
+from warehouse.sql_values import bind
 
 NULL = object()  # the bare word `null`: a missing value, not the string "null"
 # The text of a number: what Decimal reads, less whitespace, underscores, NaN/Infinity and
@@ -45,6 +46,10 @@ class Condition:
 
     sql: str
     params: tuple[object, ...] = ()
+
+    def inline(self) -> str:
+        """The predicate with its values written in as literals (warehouse.sql_values)."""
+        return bind(self.sql, self.params)
 
 
 def invalid(parameter: str, message: str) -> InvalidRequest:

@@ -21,6 +21,7 @@ from warehouse.catalog import Dataset, Field, dataset
 from warehouse.query.sql import pushdown_safe
 from warehouse.record_filters import Condition, equality, invalid, parse_instant
 from warehouse.schemas import TABLES
+from warehouse.sql_values import bind
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 250
@@ -186,7 +187,7 @@ def list_records(cursor: Any, query: RecordQuery, store_ids: Sequence[str]) -> R
     )
     params: list[object] = [value for c in conditions for value in c.params]
     params += [query.page_size + 1, (query.page - 1) * query.page_size]
-    rows = cursor.execute(sql, params).fetchall()
+    rows = cursor.execute(bind(sql, params)).fetchall()
     records = [row[0] for row in rows[: query.page_size]]
     return RecordPage(records, query.page, query.page_size, len(rows) > query.page_size)
 
@@ -206,7 +207,7 @@ def get_record(
         f'SELECT {json_object_sql(ds, fields)} FROM "{ds.table}" '
         f"WHERE {id_column} = ? AND {where.sql} LIMIT 1"
     )
-    row = cursor.execute(sql, [record_id, *where.params]).fetchone()
+    row = cursor.execute(bind(sql, [record_id, *where.params])).fetchone()
     if row is None:
         raise missing
     return str(row[0])

@@ -59,8 +59,8 @@ def stores_changed_since(lake: Lake, versions: Mapping[str, int], *, own: bool =
     try:
         rows = cursor.execute(
             f"SELECT a, max(snapshot_id) FROM {LAKE}.snapshots(), "
-            f"unnest({AUTHORS}) AS u(a) WHERE snapshot_id > ? GROUP BY a",
-            [min(versions.values())],
+            f"unnest({AUTHORS}) AS u(a) WHERE snapshot_id > {int(min(versions.values()))} "
+            "GROUP BY a"
         ).fetchall()
     finally:
         cursor.close()

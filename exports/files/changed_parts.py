@@ -48,7 +48,7 @@ def changed_table(
     titles = [c.title for c in part.columns] + [CHANGE_COLUMN, SNAPSHOT_COLUMN]
     names = [*column_names(part), CHANGE_COLUMN, SNAPSHOT_COLUMN]
     counts = change_counts(cursor, source)
-    batches = stream_batches(cursor, source.select(source.columns), list(source.params))
+    batches = stream_batches(cursor, source.select(source.columns))
     table = Table(
         part.name,
         titles,
@@ -72,12 +72,11 @@ def change_ranges(
     wanted = sorted({v for s, v in starts.items() if s in ends})
     held: set[int] = set()
     if wanted:
-        marks = ", ".join("?" * len(wanted))
+        listed = ", ".join(str(int(v)) for v in wanted)
         held = {
             int(v)
             for (v,) in cursor.execute(
-                f"SELECT snapshot_id FROM {LAKE}.snapshots() WHERE snapshot_id IN ({marks})",
-                wanted,
+                f"SELECT snapshot_id FROM {LAKE}.snapshots() WHERE snapshot_id IN ({listed})"
             ).fetchall()
         }
     ranges: dict[str, StoreRange] = {}

@@ -24,7 +24,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import duckdb
 
@@ -46,9 +45,8 @@ class StoreRange:
     end: int
 
 
-def _filtered(conditions: Sequence[Condition]) -> tuple[str, list[Any]]:
-    sql = "".join(f" AND {c.sql}" for c in conditions)
-    return sql, [v for c in conditions for v in c.params]
+def _filtered(conditions: Sequence[Condition]) -> str:
+    return "".join(f" AND {c.inline()}" for c in conditions)
 
 
 def changes_source(
@@ -69,9 +67,8 @@ def changes_source(
     name = qualified(table)
     picked = ", ".join(f'{expr} AS "c{i}"' for i, expr in enumerate(columns))
     outputs = [f'"c{i}"' for i in range(len(columns))]
-    where, where_params = _filtered(conditions)
+    where = _filtered(conditions)
     ctes: list[str] = []
-    params: list[Any] = []
     selects: list[str] = []
     ranged = {s: r for s, r in ranges.items() if r.start is not None and r.start < r.end}
     if ranged:
@@ -96,7 +93,6 @@ def changes_source(
         end = int(span.end)
         if span.start is None:
             ctes.append(f"full{n} AS ({side(end, None)})")
-            params += where_params
             selects.append(
                 f'SELECT "__created", "__key", {", ".join(outputs)}, '
                 f'\'insert\' AS "{CHANGE_COLUMN}", {end}::BIGINT AS "{SNAPSHOT_COLUMN}" '
@@ -110,9 +106,7 @@ def changes_source(
             f'AND "snapshot_id" BETWEEN {int(span.start)} AND {end})'
         )
         ctes.append(f"start{n} AS MATERIALIZED ({side(span.start, f'rows{n}')})")
-        params += where_params
         ctes.append(f"end{n} AS MATERIALIZED ({side(end, f'rows{n}')})")
-        params += where_params
         differs = " OR ".join(f's."c{i}" IS DISTINCT FROM e."c{i}"' for i in range(len(columns)))
         kept = ", ".join(f'e."c{i}"' for i in range(len(columns)))
         gone = ", ".join(f's."c{i}"' for i in range(len(columns)))
@@ -135,14 +129,12 @@ def changes_source(
             f'\'insert\' AS "{CHANGE_COLUMN}", 0::BIGINT AS "{SNAPSHOT_COLUMN}" '
             f"FROM {name} WHERE false"
         )
-        params = []
     else:
         body = (f"WITH {', '.join(ctes)} " if ctes else "") + " UNION ALL ".join(selects)
     return CopySource(
         columns=[*outputs, f'"{CHANGE_COLUMN}"', f'"{SNAPSHOT_COLUMN}"'],
         from_where=f"FROM ({body}) AS changes",
         order_by='"__created", "__key"',
-        params=params,
     )
 
 
@@ -153,16 +145,14 @@ def materialized(cursor: duckdb.DuckDBPyConnection, source: CopySource) -> CopyS
     bounded by a change (every store with a start): a first run's rows are the whole
     table."""
     temporary = f"quarry_changes_{uuid.uuid4().hex[:12]}"
-    cursor.execute(
-        f"CREATE TEMP TABLE {temporary} AS SELECT * {source.from_where}", list(source.params)
-    )
-    return replace(source, from_where=f"FROM {temporary}", params=[])
+    cursor.execute(f"CREATE TEMP TABLE {temporary} AS SELECT * {source.from_where}")
+    return replace(source, from_where=f"FROM {temporary}")
 
 
 def change_counts(cursor: duckdb.DuckDBPyConnection, source: CopySource) -> dict[str, int]:
     """How many rows of each kind of change `source` holds (every kind named)."""
     rows = cursor.execute(
-        f'SELECT "{CHANGE_COLUMN}", count(*) {source.from_where} GROUP BY 1', list(source.params)
+        f'SELECT "{CHANGE_COLUMN}", count(*) {source.from_where} GROUP BY 1'
     ).fetchall()
     counts = dict.fromkeys(KINDS, 0)
     counts.update({str(kind): int(count) for kind, count in rows})

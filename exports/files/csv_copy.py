@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
 from zoneinfo import ZoneInfo
 
 import duckdb
@@ -69,12 +68,12 @@ _UTC_ZONES = {"UTC", "Etc/UTC", "Etc/UCT", "Etc/Zulu", "Zulu", "UCT", "Universal
 @dataclass(frozen=True)
 class CopySource:
     """A record part as SQL: `columns` (expressions, in header order) selected
-    `from_where` (FROM ... WHERE ...), ordered by `order_by`, with bound `params`."""
+    `from_where` (FROM ... WHERE ..., its values written in: warehouse.sql_values), ordered
+    by `order_by`."""
 
     columns: Sequence[str]
     from_where: str
     order_by: str
-    params: Sequence[Any]
 
     def select(self, expressions: Sequence[str]) -> str:
         """SELECT `expressions` over the part's rows, in its order."""
@@ -215,7 +214,7 @@ def column_offsets(
         f"epoch_us(min({source.columns[i]})), epoch_us(max({source.columns[i]}))" for i in zoned
     )
     # fetchall, not fetchone: a result left open blocks the cursor's next query.
-    (row,) = cursor.execute(f"SELECT {bounds} {source.from_where}", list(source.params)).fetchall()
+    (row,) = cursor.execute(f"SELECT {bounds} {source.from_where}").fetchall()
     for n, i in enumerate(zoned):
         low, high = row[2 * n], row[2 * n + 1]
         if low is not None:
@@ -249,9 +248,7 @@ def copy_csv(
     nothing promised about `path`) when the caller must write it through CsvWriter."""
     if not source.columns or _memory_limit_mib(cursor) < COPY_MIN_MEMORY_MIB:
         return None
-    probe = cursor.sql(
-        f"SELECT {', '.join(source.columns)} {source.from_where} LIMIT 0", params=source.params
-    )
+    probe = cursor.sql(f"SELECT {', '.join(source.columns)} {source.from_where} LIMIT 0")
     types = [str(t) for t in probe.types]
     if any(column_sql(e, t, options) is None for e, t in zip(source.columns, types, strict=True)):
         return None
@@ -283,7 +280,7 @@ def copy_csv(
         f"SUFFIX {quote_literal(RECORD_END)})"
     )
     try:
-        ((rows,),) = cursor.execute(copy, list(source.params)).fetchall()
+        ((rows,),) = cursor.execute(copy).fetchall()
     except duckdb.Error as error:
         if _FALLBACK in str(error):
             return None

@@ -99,7 +99,7 @@ def write_jsonl(path: Path, options: FormatOptions, table: Table) -> int:
             for e, t, o, n in zip(source.columns, types, offsets, names, strict=True)
         ]
         copy = f"COPY ({source.select(columns)}) TO {quote_literal(str(path))} (FORMAT json)"
-        ((rows,),) = table.sql.cursor.execute(copy, list(source.params)).fetchall()
+        ((rows,),) = table.sql.cursor.execute(copy).fetchall()
         return int(rows)
     written = 0
     with path.open("w", encoding="utf-8", newline="\n") as stream:

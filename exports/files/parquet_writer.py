@@ -27,7 +27,7 @@ def write_parquet(path: Path, options: FormatOptions, table: Table) -> int:
         source = table.sql.source
         columns = [f"{e} AS {identifier(n)}" for e, n in zip(source.columns, names, strict=True)]
         copy = f"COPY ({source.select(columns)}) TO {quote_literal(str(path))} (FORMAT parquet)"
-        ((rows,),) = table.sql.cursor.execute(copy, list(source.params)).fetchall()
+        ((rows,),) = table.sql.cursor.execute(copy).fetchall()
         return int(rows)
     values = list(table.rows)
     arrays = []

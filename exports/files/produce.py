@@ -94,7 +94,7 @@ def record_table(
     if not store_ids:
         return Table(part.name, titles, iter(()), names=names, schema=record_schema(part))
     source = record_source(part, store_ids)
-    batches = stream_batches(cursor, source.select(source.columns), list(source.params))
+    batches = stream_batches(cursor, source.select(source.columns))
     return Table(
         part.name,
         titles,
@@ -156,9 +156,8 @@ def preview(
                 read.append(PartPreview(part.name, titles, 0, []))
                 continue
             source = record_source(part, store_ids)
-            params = list(source.params)
-            counted = cursor.execute(f"SELECT count(*) {source.from_where}", params).fetchone()
-            head = cursor.execute(f"{source.select(source.columns)} LIMIT {int(first)}", params)
+            counted = cursor.execute(f"SELECT count(*) {source.from_where}").fetchone()
+            head = cursor.execute(f"{source.select(source.columns)} LIMIT {int(first)}")
             rows = [list(row) for row in head.fetchall()]
             read.append(PartPreview(part.name, titles, int(counted[0]) if counted else 0, rows))
     return read

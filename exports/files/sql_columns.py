@@ -11,9 +11,7 @@ from exports.files.tables import SqlPart
 def column_types(part: SqlPart) -> list[str]:
     """The DuckDB type name of each of the part's columns (a LIMIT 0 probe)."""
     source = part.source
-    probe = part.cursor.sql(
-        f"SELECT {', '.join(source.columns)} {source.from_where} LIMIT 0", params=source.params
-    )
+    probe = part.cursor.sql(f"SELECT {', '.join(source.columns)} {source.from_where} LIMIT 0")
     return [str(t) for t in probe.types]
 
 

@@ -18,6 +18,7 @@ from exports.files.csv_arrow import parse_date_format
 from exports.files.csv_copy import CopySource, copy_csv, zone_offsets
 from exports.files.neutralise import FORMULA_TRIGGERS
 from tests.exports.test_csv_arrow import OPTIONS, _old, _table
+from warehouse.sql_values import bind
 
 # The Python-only types of the shared table: floats and lists (and nanoseconds, below).
 UNSUPPORTED = ("ratio", "tags")
@@ -42,9 +43,8 @@ def _copy(
 ) -> bytes | None:
     source = CopySource(
         columns=[f'"{n}"' for n in names],
-        from_where=f"FROM source WHERE {where}",
+        from_where=f"FROM source WHERE {bind(where, params)}",
         order_by='"n"',
-        params=list(params),
     )
     rows = copy_csv(connection, source, names, options, path)
     return None if rows is None else path.read_bytes()

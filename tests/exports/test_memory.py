@@ -71,12 +71,11 @@ def copy(source, options, path):
 
 for count in (int(small), int(large)):
     # Sorted by a hash, DuckDB must sort every row before the first leaves.
-    source = CopySource(columns, "FROM big WHERE n < ?", "hash(n)" if sort == "1" else "n",
-                        [count])
+    source = CopySource(columns, f"FROM big WHERE n < {count}", "hash(n)" if sort == "1" else "n")
     sql = source.select(columns)
     # Lazy, as in exports.files.produce: an Arrow reader opened now would hold a result open on
     # the connection, and the COPY could not run beside it.
-    batches = stream_batches(con, sql, [count])
+    batches = stream_batches(con, sql)
     by_copy = partial(copy, source) if file_format in ("csv", "csv-low-memory") else None
     table = Table("big", titles, rows_of(batches), batches, by_copy)
     target = folder / f"out-{count}.{'xlsx' if file_format == 'xlsx' else 'csv'}"

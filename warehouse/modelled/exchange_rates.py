@@ -36,6 +36,7 @@ import pyarrow.compute as pc
 from quarry.errors import ConfigurationError
 from warehouse.lake import Lake
 from warehouse.schemas import EXCHANGE_RATES, RATE
+from warehouse.sql_values import bind
 from warehouse.writer import upsert_rows
 
 BASE = "USD"
@@ -148,8 +149,11 @@ def write_rates(lake: Lake, rates: pa.Table) -> int:
     cursor = lake.cursor()
     try:
         held = cursor.execute(
-            "SELECT date, base, currency, rate FROM lake.exchange_rates WHERE date BETWEEN ? AND ?",
-            [bounds["min"], bounds["max"]],
+            bind(
+                "SELECT date, base, currency, rate FROM lake.exchange_rates "
+                "WHERE date BETWEEN ? AND ?",
+                [bounds["min"], bounds["max"]],
+            )
         ).to_arrow_table()
     finally:
         cursor.close()

@@ -52,6 +52,7 @@ from warehouse.query.result import (
 from warehouse.query.sql import Sql
 from warehouse.rollups.planner import FACTS_SOURCE, Choice
 from warehouse.rollups.planner import choose as choose_source
+from warehouse.sql_values import bind
 
 logger = logging.getLogger("warehouse.query")
 
@@ -215,7 +216,7 @@ def _rate_rows(
         return rates.daily_rates(cursor, currencies, plan.currency, ranges)
     sql, params = _event_rates_sql(plan, rel.names.stores)
     rel.stores_named_in(sql)
-    return cursor.execute(sql, params).fetchall()
+    return cursor.execute(bind(sql, params)).fetchall()
 
 
 def _event_rates_sql(plan: Plan, stores: str) -> tuple[str, list[Any]]:
@@ -315,7 +316,7 @@ class _Run:
         """The rows of an aggregate query. limited: at most max_groups of them, or the
         query is refused; one row more than that is all that is read to know it."""
         self.registered.stores_named_in(sql.text)
-        cursor = self.cursor.execute(sql.text, list(sql.params))
+        cursor = self.cursor.execute(sql.inline())
         if limited:
             rows = cursor.fetchmany(self.limits.max_groups + 1)
             if len(rows) > self.limits.max_groups:
@@ -330,7 +331,7 @@ class _Run:
         """(number of groups, candidate rows without the two leading counts) of a
         compiler.candidates_sql query."""
         self.registered.stores_named_in(sql.text)
-        rows = self.cursor.execute(sql.text, list(sql.params)).fetchall()
+        rows = self.cursor.execute(sql.inline()).fetchall()
         if rows and int(rows[0][1] or 0):
             self.missing_rate()
         return (int(rows[0][0]) if rows else 0), [r[2:] for r in rows]

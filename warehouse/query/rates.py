@@ -20,6 +20,7 @@ from decimal import Decimal
 import duckdb
 
 from warehouse.reader import RATES_SOURCE_VARIABLE
+from warehouse.sql_values import bind
 
 # (rates version, currency) -> (dates ascending, rate of each date); a currency's history
 # is a few thousand entries, and an entry is dropped once 256 newer ones were read.
@@ -38,8 +39,11 @@ def _source(cursor: duckdb.DuckDBPyConnection) -> str | None:
 
 def _read(cursor: duckdb.DuckDBPyConnection, currency: str) -> History:
     rows = cursor.execute(
-        "SELECT date, rate FROM exchange_rates WHERE base = 'USD' AND currency = ? ORDER BY date",
-        [currency],
+        bind(
+            "SELECT date, rate FROM exchange_rates WHERE base = 'USD' AND currency = ? "
+            "ORDER BY date",
+            [currency],
+        )
     ).fetchall()
     return [r[0] for r in rows], [r[1] for r in rows]
 

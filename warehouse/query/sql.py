@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from warehouse.sql_values import bind
+
 
 @dataclass(frozen=True)
 class Sql:
@@ -19,6 +21,10 @@ class Sql:
 
     def __radd__(self, other: str) -> Sql:
         return Sql(other + self.text, self.params)
+
+    def inline(self) -> str:
+        """The text with its values written in as literals (warehouse.sql_values)."""
+        return bind(self.text, self.params)
 
     @staticmethod
     def param(value: Any) -> Sql:
