@@ -26,6 +26,7 @@ from bench.context import BenchContext
 from bench.floor_job import FLOOR_JOB
 from bench.server import DagsterServices, ServiceFailed
 from bench.stats import Figure, Section, Target, at_most_value, within
+from warehouse.sql_values import bind
 
 COLUMNS = [
     "order_name", "created_at", "financial_status", "fulfillment_status", "customer_name",
@@ -252,8 +253,8 @@ def _small_since(ctx: BenchContext) -> str:
     """The created_at of the 100th newest order: filtering from it gives about 100 rows."""
     with ctx.reader.connect(ctx.snapshot) as cursor:
         row = cursor.execute(
-            "SELECT created_at FROM orders ORDER BY created_at DESC LIMIT 1 OFFSET ?",
-            [SMALL_ROWS - 1],
+            "SELECT created_at FROM orders ORDER BY created_at DESC LIMIT 1 "
+            f"OFFSET {SMALL_ROWS - 1}",
         ).fetchone()
     return row[0].astimezone(UTC).isoformat()
 
@@ -318,9 +319,9 @@ def duckdb_copy(ctx: BenchContext, target: Path, file_format: str = "csv") -> tu
     options = "FORMAT parquet" if file_format == "parquet" else "HEADER, DELIMITER ','"
     with ctx.reader.connect(ctx.snapshot) as cursor:
         started = time.perf_counter()
-        cursor.execute(f"COPY ({sql}) TO '{target}' ({options})", params)
+        cursor.execute(bind(f"COPY ({sql}) TO '{target}' ({options})", params))
         seconds = time.perf_counter() - started
-        rows = int(cursor.execute(f"SELECT count(*) FROM ({sql})", params).fetchone()[0])
+        rows = int(cursor.execute(bind(f"SELECT count(*) FROM ({sql})", params)).fetchone()[0])
     target.unlink(missing_ok=True)
     return seconds, rows
 
@@ -340,7 +341,7 @@ def plain_xlsx(ctx: BenchContext, target: Path) -> tuple[float, int]:
         sheet = workbook.add_worksheet("orders")
         sheet.write_row(0, 0, COLUMNS)
         row_number = 0
-        for batch in cursor.sql(sql, params=params).to_arrow_reader(10_000):
+        for batch in cursor.execute(bind(sql, params)).to_arrow_reader(10_000):
             for row in zip(*(column.to_pylist() for column in batch.columns), strict=True):
                 row_number += 1
                 sheet.write_row(row_number, 0, row)

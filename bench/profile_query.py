@@ -24,6 +24,7 @@ import duckdb
 
 from bench.context import timed
 from bench.stats import Timings
+from warehouse.sql_values import bind
 
 
 @dataclass
@@ -120,11 +121,11 @@ def main(home: Path, name: str, repeats: int, operators: int, out: Path) -> None
     try:
         with reader.connect(reader.snapshot(dataset.store_ids)) as cursor:
             floor_wall, _ = timed(
-                lambda: cursor.execute(query.sql, list(query.params)).fetchall(), repeats
+                lambda: cursor.execute(bind(query.sql, query.params)).fetchall(), repeats
             )
             engine_wall, _ = timed(lambda: run_engine(cursor, dataset, query.text), repeats)
             floor = ProfilingCursor(cursor)
-            floor.execute(query.sql, list(query.params)).fetchall()
+            floor.execute(bind(query.sql, query.params)).fetchall()
             engine = ProfilingCursor(cursor)
             started = time.perf_counter()
             run_engine(cast(duckdb.DuckDBPyConnection, engine), dataset, query.text)

@@ -25,6 +25,7 @@ from bench.stats import Figure, Section, at_most_value, within
 from warehouse.lake import Lake
 from warehouse.query import Limits, QueryResult, StoreInfo, run_query
 from warehouse.schemas import TABLES
+from warehouse.sql_values import bind
 
 ZONE = ZoneInfo(ACCOUNT_TIMEZONE)
 # Sales converted to the account currency (USD) at the day's rate of the store's currency:
@@ -341,7 +342,7 @@ def _measure(
 ) -> None:
     with ctx.reader.connect(ctx.snapshot) as cursor:
         floor, floor_rows = timed(
-            lambda: cursor.execute(query.sql, list(query.params)).fetchall(), ctx.repeats
+            lambda: cursor.execute(bind(query.sql, query.params)).fetchall(), ctx.repeats
         )
         engine, engine_result = timed(
             lambda: run_engine(cursor, ctx.dataset, query.text), ctx.repeats

@@ -15,6 +15,7 @@ from typing import Any
 from bench.context import BenchContext, timed
 from bench.load import http_throughput, thread_throughput
 from bench.stats import Figure, Section, at_least_ratio, within
+from warehouse.sql_values import bind
 
 PAGE_SIZE = 250
 DEEP_PAGE = 200
@@ -39,21 +40,27 @@ def _reads(ctx: BenchContext, ids: list[str]) -> list[RecordRead]:
 
     def page(cursor: Any, _i: int) -> Any:
         return cursor.execute(
-            f'SELECT * FROM orders WHERE store_id IN ({marks}) AND "{field}" = ? {order} '
-            "LIMIT ? OFFSET 0",
-            [*stores, value, PAGE_SIZE + 1],
+            bind(
+                f'SELECT * FROM orders WHERE store_id IN ({marks}) AND "{field}" = ? {order} '
+                "LIMIT ? OFFSET 0",
+                [*stores, value, PAGE_SIZE + 1],
+            )
         ).fetchall()
 
     def deep(cursor: Any, _i: int) -> Any:
         return cursor.execute(
-            f"SELECT * FROM orders WHERE store_id IN ({marks}) {order} LIMIT ? OFFSET ?",
-            [*stores, PAGE_SIZE + 1, (DEEP_PAGE - 1) * PAGE_SIZE],
+            bind(
+                f"SELECT * FROM orders WHERE store_id IN ({marks}) {order} LIMIT ? OFFSET ?",
+                [*stores, PAGE_SIZE + 1, (DEEP_PAGE - 1) * PAGE_SIZE],
+            )
         ).fetchall()
 
     def by_id(cursor: Any, i: int) -> Any:
         return cursor.execute(
-            f"SELECT * FROM orders WHERE id = ? AND store_id IN ({marks}) LIMIT 1",
-            [ids[i % len(ids)], *stores],
+            bind(
+                f"SELECT * FROM orders WHERE id = ? AND store_id IN ({marks}) LIMIT 1",
+                [ids[i % len(ids)], *stores],
+            )
         ).fetchone()
 
     return [
@@ -79,7 +86,7 @@ def sample_ids(ctx: BenchContext) -> list[str]:
     """Order ids spread over the whole table, the same ones on every run of one dataset."""
     with ctx.reader.connect(ctx.snapshot) as cursor:
         rows = cursor.execute(
-            "SELECT id FROM orders ORDER BY hash(order_name), id LIMIT ?", [SAMPLE_IDS]
+            f"SELECT id FROM orders ORDER BY hash(order_name), id LIMIT {SAMPLE_IDS}"
         ).fetchall()
     return [row[0] for row in rows]
 
