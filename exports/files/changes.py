@@ -58,36 +58,35 @@ def changes_source(
     """The changed rows of `table` (its `columns`, SQL expressions over it, then `_change`
     and `_snapshot`) for each store of `ranges`, in the record endpoints' order.
 
-    The change feed is read once for every store with a start, from the earliest start to
-    the latest end, and each store keeps the entries of its own range (the same rows
-    `table_changes` over that range gives). Each end is read by time travel for the rows
-    (`rowid`) the store's entries name: a row present at either end under a key the feed
-    names was itself inserted or deleted in the range (keys are unique per store), so its
-    row id is among the entries, and the scans skip every other row."""
+    Per store with a start, the change feed (`table_changes` over the store's own range)
+    names the rows (`rowid`) inserted or deleted in the range, with their values: a row
+    present at either end under a key the feed names was itself inserted or deleted in the
+    range (keys are unique per store), so it is among the entries. Which of them each end
+    holds is read by time travel of the row ids alone (a narrow scan); their values come
+    from the feed, as a row's values never change under its row id (Quarry writes by
+    delete and insert, never UPDATE, and maintenance's rewrites keep values)."""
     name = qualified(table)
     picked = ", ".join(f'{expr} AS "c{i}"' for i, expr in enumerate(columns))
     outputs = [f'"c{i}"' for i in range(len(columns))]
     where = _filtered(conditions)
     ctes: list[str] = []
     selects: list[str] = []
-    ranged = {s: r for s, r in ranges.items() if r.start is not None and r.start < r.end}
-    if ranged:
-        low = min(int(r.start) for r in ranged.values() if r.start is not None)
-        high = max(int(r.end) for r in ranged.values())
-        feed = f"{LAKE}.table_changes({quote_literal(table)}, {low}, {high})"
-        stores = ", ".join(store_literal(s) for s in sorted(ranged))
-        ctes.append(
-            f'feed AS MATERIALIZED (SELECT "store_id", "snapshot_id", "rowid" FROM {feed} '
-            f'WHERE "store_id" IN ({stores}))'
-        )
     for n, (store, span) in enumerate(sorted(ranges.items())):
         store_sql = f'"store_id" = {store_literal(store)}'
 
         def side(version: int, rows: str | None, store_sql: str = store_sql) -> str:
-            within = f' AND "rowid" IN (SELECT "rowid" FROM {rows})' if rows else ""
+            if rows is None:
+                return (
+                    f'SELECT "id" AS "__key", "created_at" AS "__created", {picked} '
+                    f"FROM {name} AT (VERSION => {int(version)}) WHERE {store_sql}{where}"
+                )
+            held = (
+                f'SELECT "rowid" FROM {name} AT (VERSION => {int(version)}) '
+                f'WHERE {store_sql} AND "rowid" IN (SELECT "rowid" FROM {rows})'
+            )
             return (
                 f'SELECT "id" AS "__key", "created_at" AS "__created", {picked} '
-                f"FROM {name} AT (VERSION => {int(version)}) WHERE {store_sql}{within}{where}"
+                f'FROM {rows} WHERE "rowid" IN ({held}){where}'
             )
 
         end = int(span.end)
@@ -101,9 +100,11 @@ def changes_source(
             continue
         if span.start >= end:
             continue  # nothing can have changed
+        feed = f"{LAKE}.table_changes({quote_literal(table)}, {int(span.start)}, {end})"
         ctes.append(
-            f'rows{n} AS (SELECT DISTINCT "rowid" FROM feed WHERE {store_sql} '
-            f'AND "snapshot_id" BETWEEN {int(span.start)} AND {end})'
+            f'rows{n} AS MATERIALIZED (SELECT * EXCLUDE ("snapshot_id", "change_type") '
+            f'FROM {feed} WHERE {store_sql} AND "snapshot_id" BETWEEN {int(span.start)} '
+            f'AND {end} QUALIFY row_number() OVER (PARTITION BY "rowid") = 1)'
         )
         ctes.append(f"start{n} AS MATERIALIZED ({side(span.start, f'rows{n}')})")
         ctes.append(f"end{n} AS MATERIALIZED ({side(end, f'rows{n}')})")
