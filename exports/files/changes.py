@@ -75,18 +75,18 @@ def changes_source(
         store_sql = f'"store_id" = {store_literal(store)}'
 
         def side(version: int, rows: str | None, store_sql: str = store_sql) -> str:
+            travelled = f"{name} AT (VERSION => {int(version)})"
             if rows is None:
-                return (
-                    f'SELECT "id" AS "__key", "created_at" AS "__created", {picked} '
-                    f"FROM {name} AT (VERSION => {int(version)}) WHERE {store_sql}{where}"
+                source, kept = travelled, store_sql
+            else:
+                held = (
+                    f'SELECT "rowid" FROM {travelled} '
+                    f'WHERE {store_sql} AND "rowid" IN (SELECT "rowid" FROM {rows})'
                 )
-            held = (
-                f'SELECT "rowid" FROM {name} AT (VERSION => {int(version)}) '
-                f'WHERE {store_sql} AND "rowid" IN (SELECT "rowid" FROM {rows})'
-            )
+                source, kept = rows, f'"rowid" IN ({held})'
             return (
                 f'SELECT "id" AS "__key", "created_at" AS "__created", {picked} '
-                f'FROM {rows} WHERE "rowid" IN ({held}){where}'
+                f"FROM {source} WHERE {kept}{where}"
             )
 
         end = int(span.end)
