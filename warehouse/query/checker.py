@@ -75,7 +75,7 @@ DEFAULT_LIMIT = 1000
 MAX_GROUPS = 100_000
 _TIME_TYPES = {
     "hour_of_day": "number",
-    "day_of_week": "string",
+    "day_of_week": "number",
     "week_of_year": "number",
     "month_of_year": "number",
 }

@@ -9,7 +9,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from warehouse.query.currencies import round_money
-from warehouse.query.dates import WEEKDAYS, iso_utc
+from warehouse.query.dates import iso_utc
 
 # Non-money numbers that are not whole (averages, ratios, percent changes) keep 2 places.
 _PLACES = Decimal("0.01")
@@ -80,14 +80,12 @@ def metric_value(value: Decimal | None, type_: str, currency: str) -> Any:
 
 def bucket_value(granularity: str, key: Any, zone: ZoneInfo) -> Any:
     """A time bucket as written in rows: YYYY-MM-DD for day to year, an ISO timestamp with
-    the zone's offset for hours, minutes and seconds, the weekday's name, or the number of
-    the hour, ISO week or month."""
+    the zone's offset for hours, minutes and seconds, or the number of the hour, ISO weekday
+    (1 = Monday ... 7 = Sunday, as Shopify numbers weekdays), ISO week or month."""
     if key is None:
         return None
     if granularity in ("hour", "minute", "second"):
         return key.astimezone(zone).isoformat()
-    if granularity == "day_of_week":
-        return WEEKDAYS[int(key) - 1].capitalize()
     if isinstance(key, datetime):
         return key.date().isoformat()
     if isinstance(key, date):

@@ -348,7 +348,7 @@ def bucket_of(at: datetime, granularity: str, zone: ZoneInfo, week_start: int = 
     if granularity == "hour_of_day":
         return lt.hour
     if granularity == "day_of_week":
-        return lt.strftime("%A")
+        return lt.isoweekday()  # ISO 8601: 1 = Monday, as Shopify numbers weekdays
     if granularity == "month_of_year":
         return lt.month
     raise AssertionError(granularity)

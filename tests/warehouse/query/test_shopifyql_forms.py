@@ -609,3 +609,25 @@ def test_top_without_overall_keeps_n_values_per_preceding_group(
 def test_refused_forms_parse(text: str) -> None:
     """What Quarry refuses it still reads: the refusal is about data, not syntax."""
     assert parse(text)[1] == []
+
+
+def test_day_of_week_is_numbered_as_iso_8601(con: duckdb.DuckDBPyConnection) -> None:
+    """ShopifyQL numbers weekdays; Shopify states its numbering as ISO 8601, 1 = Monday
+    (docs/query-language.md, "What differs from ShopifyQL"). 2024-03-04 was a Monday and
+    2024-03-10 a Sunday. WEEK_START orders the rows, not their numbers."""
+    monday = "SINCE 2024-03-04 UNTIL 2024-03-04"
+    body = run(con, f"FROM sales SHOW total_sales TIMESERIES day_of_week {monday}")
+    column = next(c for c in body["columns"] if c["name"] == "day_of_week")
+    assert column["type"] == "number"
+    filled = {r["day_of_week"]: r["total_sales"] for r in body["rows"]}
+    assert list(filled) == [1, 2, 3, 4, 5, 6, 7]
+    busy = run(con, f"FROM sales SHOW total_sales GROUP BY day_of_week {monday}")["rows"]
+    assert [r["day_of_week"] for r in busy] == [1]
+    sunday = run(
+        con, "FROM sales SHOW total_sales GROUP BY day_of_week SINCE 2024-03-10 UNTIL 2024-03-10"
+    )["rows"]
+    assert [r["day_of_week"] for r in sunday] == [7]
+    week = run(
+        con, f"FROM sales SHOW total_sales TIMESERIES day_of_week {W} WITH WEEK_START 'sunday'"
+    )
+    assert [r["day_of_week"] for r in week["rows"]] == [7, 1, 2, 3, 4, 5, 6]
