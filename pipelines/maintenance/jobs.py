@@ -13,7 +13,7 @@ from dagster import (
     op,
 )
 
-from pipelines.maintenance.rollups import rebuild_rollups
+from pipelines.maintenance.rollups import compact_rollups, rebuild_rollups
 from pipelines.maintenance.run_retention import prune_runs, runs_holding_latest_events
 from pipelines.resources import QuarryResource
 from pipelines.run_logger import LOGGERS_CONFIG
@@ -23,15 +23,22 @@ from warehouse.maintenance import maintain
 
 
 @op(
-    description="Flush inlined rows, merge small files, rewrite files heavy with deletes, "
-    "expire snapshots nobody reads, delete unreferenced files."
+    description="Compact the sales rollups (merge the rows the syncs appended), flush "
+    "inlined rows, merge small files, rewrite files heavy with deletes, expire snapshots "
+    "nobody reads, delete unreferenced files."
 )
 def maintain_warehouse(context: OpExecutionContext, quarry: QuarryResource) -> Output[None]:
+    # Before the lake pass, so that the files the compaction writes are merged with the rest.
+    compacted = compact_rollups(quarry.lake, quarry.registry)
     result = maintain(quarry.lake, quarry.registry)
-    context.log.info(f"warehouse maintenance: {result}")
+    context.log.info(
+        f"warehouse maintenance: rollups compacted for {len(compacted.rebuilt)} store(s) "
+        f"({len(compacted.waiting)} waiting for their next sync); {result}"
+    )
     return Output(
         None,
         metadata={
+            "rollup_stores_compacted": len(compacted.rebuilt),
             "inlined_rows_flushed": result.inlined_rows_flushed,
             "files_merged": result.files_merged,
             "files_rewritten": result.files_rewritten,
@@ -45,7 +52,8 @@ def maintain_warehouse(context: OpExecutionContext, quarry: QuarryResource) -> O
 @job(
     executor_def=in_process_executor,
     config=LOGGERS_CONFIG,
-    description="Warehouse maintenance (DuckLake): compaction, snapshot expiry, file clean-up. "
+    description="Warehouse maintenance (DuckLake): rollup and file compaction, snapshot expiry, "
+    "file clean-up. "
     "Never expires a snapshot a store publishes, a request may read or an export pins.",
 )
 def warehouse_maintenance() -> None:

@@ -1,23 +1,30 @@
-"""Rebuild the sales rollups from the facts (warehouse.rollups.build), and publish them.
+"""Rewrite the sales rollups (warehouse.rollups.build) and publish them: rebuilt from the
+facts (the rebuild_rollups job), or compacted, each key's rows merged into one (the hourly
+maintenance: a sync appends its change as signed rows).
 
-A rebuild commits a snapshot of its own per store. Readers see a store's published
-snapshot only, so each rebuilt store is published at once where nothing else of it is
+A rewrite commits a snapshot of its own per store. Readers see a store's published
+snapshot only, so each rewritten store is published at once where nothing else of it is
 waiting: under the lake's write lock (no commit in between), when no commit of the store
-came after its published snapshot, the rebuild's snapshot holds exactly what was
-published plus the rebuilt rollups (and global commits such as exchange rates, which a
+came after its published snapshot, the rewrite's snapshot holds exactly what was
+published plus the rewritten rollups (and global commits such as exchange rates, which a
 sync would publish as well). A store with unpublished commits (a sync under way, or one
 that failed before publishing) keeps its published snapshot: publishing would show that
-sync's half, and its next sync publishes the rebuilt rollups with its own rows.
+sync's half, and its next sync publishes the rewritten rollups with its own rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from registry.db import Registry
 from warehouse.lake import Lake, write_lock
-from warehouse.rollups.build import rebuild_store, stores_to_rebuild
+from warehouse.rollups.build import (
+    compact_store,
+    rebuild_store,
+    stores_to_compact,
+    stores_to_rebuild,
+)
 from warehouse.snapshots import changed_since, latest_snapshots, record_snapshot
 
 
@@ -37,13 +44,30 @@ def rebuild_rollups(
     """Rebuild the rollups of `store_ids` (every store with facts or rollups when None)
     from the facts, one store at a time, publishing each where that is safe."""
     stores = stores_to_rebuild(lake) if store_ids is None else list(store_ids)
+    return _rewrite(lake, registry, stores, rebuild_store)
+
+
+def compact_rollups(lake: Lake, registry: Registry) -> RollupsRebuilt:
+    """Merge the rows of every key held by several (the syncs' appended changes), one
+    store at a time, publishing each where that is safe."""
+
+    def compact(lake: Lake, store_id: str) -> None:
+        with lake.transaction(author=store_id, message="rollups compacted") as cursor:
+            compact_store(cursor, store_id)
+
+    return _rewrite(lake, registry, stores_to_compact(lake), compact)
+
+
+def _rewrite(
+    lake: Lake, registry: Registry, stores: list[str], rewrite: Callable[[Lake, str], None]
+) -> RollupsRebuilt:
     published, waiting = [], []
     for store_id in stores:
         with write_lock(lake.settings):
             with registry.engine.connect() as connection:
                 previous = latest_snapshots(connection, [store_id]).get(store_id)
             clean = previous is not None and not changed_since(lake, store_id, previous, own=True)
-            rebuild_store(lake, store_id)
+            rewrite(lake, store_id)
             if clean:
                 record_snapshot(registry, store_id, lake.version())
                 published.append(store_id)

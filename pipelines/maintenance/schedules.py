@@ -1,5 +1,5 @@
 """Hourly warehouse maintenance, RUNNING by default: a pass with nothing to do costs a few
-catalog queries."""
+catalog queries and a read of the rollup tables' keys."""
 
 from dagster import DefaultScheduleStatus, RunRequest, schedule
 

@@ -1,6 +1,7 @@
 """The rebuild_rollups job: rollups that disagree with the facts are rebuilt from them and
 published at once, unless a commit of the store awaits publication (a sync under way or
-failed), which keeps the store's snapshot until its next sync publishes."""
+failed), which keeps the store's snapshot until its next sync publishes. The hourly
+maintenance compacts the rows the syncs appended, published the same way."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from tests.warehouse.rollups.shops import ACCOUNT_CURRENCY, ACCOUNT_ZONE, NOW, S
 from warehouse.lake import Lake
 from warehouse.query import Limits, QueryResult, StoreInfo, run_query
 from warehouse.reader import WarehouseReader
+from warehouse.rollups.build import stores_to_compact
 from warehouse.rollups.definitions import SETS
 from warehouse.snapshots import latest_snapshots, record_snapshot
 from warehouse.tables import qualified
@@ -121,3 +123,42 @@ def test_a_store_with_unpublished_commits_waits_for_its_next_sync(
     answer = _answer(settings, registry, store, rollups=True)
     assert answer.source_table == "sales_rollup_days"
     assert answer.public() == _answer(settings, registry, store, rollups=False).public()
+
+
+def test_hourly_maintenance_compacts_what_the_syncs_appended(
+    settings: Settings,
+    registry: Registry,
+    instance: DagsterInstance,
+    store_ids: list[str],
+    lake: Lake,
+) -> None:
+    """A sync appends its change to the rollups as signed rows; the hourly maintenance
+    merges each key's rows into one and publishes, and the answers do not move."""
+    store = store_ids[0]
+    shop = _synced(lake, registry, store)
+    shop.sync_change(lake, 12)
+    record_snapshot(registry, store, lake.version())
+    assert stores_to_compact(lake) == [store]
+    appended = _answer(settings, registry, store, rollups=True)
+    assert appended.source_table == "sales_rollup_days"
+    assert appended.public() == _answer(settings, registry, store, rollups=False).public()
+    rows_before = _rollup_row_count(lake)
+    before = _published(registry, store)
+
+    result = defs.get_job_def("warehouse_maintenance").execute_in_process(instance=instance)
+
+    assert result.success
+    assert stores_to_compact(lake) == []
+    assert _rollup_row_count(lake) < rows_before
+    assert _published(registry, store) > before
+    assert _answer(settings, registry, store, rollups=True).public() == appended.public()
+
+
+def _rollup_row_count(lake: Lake) -> int:
+    cursor = lake.cursor()
+    try:
+        return sum(
+            cursor.execute(f"SELECT count(*) FROM {qualified(r.table)}").fetchone()[0] for r in SETS
+        )
+    finally:
+        cursor.close()

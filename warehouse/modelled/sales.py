@@ -451,7 +451,7 @@ def _write_orders(cursor: duckdb.DuckDBPyConnection, work: Sequence[SalesWork]) 
         cursor.execute(f"DELETE FROM {table} WHERE {changed}")
         columns = select_columns(SALES.name)
         cursor.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM {_NEW_EVENTS}")
-        rollups.apply_change(cursor, list(wanted), _OLD_EVENTS, _NEW_EVENTS)
+        rollups.apply_change(cursor, _OLD_EVENTS, _NEW_EVENTS)
         for name in (_OLD_EVENTS, _NEW_EVENTS):
             cursor.execute(f"DROP TABLE {name}")
     finally:

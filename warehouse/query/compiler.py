@@ -176,9 +176,14 @@ def aggregate_sql(
         select.append("grouping(" + Sql.join(", ", groups) + ") AS quarry_g")
     if fold is not None:
         select.append("quarry_top.quarry_k IS NULL AS quarry_other")
-    select.append(
-        "count(*) FILTER (WHERE f.factor IS NULL) AS missing_fx" if rel.fx else "0 AS missing_fx"
-    )
+    if not rel.fx:
+        select.append("0 AS missing_fx")
+    elif t.events is not None:
+        # Events, not rows: a key whose rows net to no events needs no rate.
+        missing = f"sum(t.{t.events}) FILTER (WHERE f.factor IS NULL)"
+        select.append(f"coalesce({missing}, 0) AS missing_fx")
+    else:
+        select.append("count(*) FILTER (WHERE f.factor IS NULL) AS missing_fx")
     columns = Sql.join(", ", select)
     fx_join = (
         f" LEFT JOIN {rel.fx} f ON f.currency = t.currency AND f.date = {plan.fx_date_sql}"
@@ -223,16 +228,24 @@ def aggregate_sql(
     if _STORE_COLUMN.search(" ".join((columns.text, fx_join, fold_join.text, where.text))):
         sql = sql + f" JOIN {rel.stores} s ON s.store_id = t.store_id"
     sql = sql + fx_join + fold_join + " WHERE " + where
+    # Partial-sum rows make a group only where their events add up to some (the facts
+    # have a row there); the grand total is a row either way, as over the facts.
+    having = f" HAVING sum(t.{t.events}) > 0" if t.events is not None else ""
     if groups and grouping_sets is not None:
         # Detail rows and their totals in one pass over the events (WITH TOTALS and
         # GROUP_TOTALS), each set a list of positions among the grouped keys.
         sets = ", ".join("(" + ", ".join(str(k + 1) for k in g) + ")" for g in grouping_sets)
         sql = sql + f" GROUP BY GROUPING SETS ({sets})"
+        if having:
+            total = grouping_mask([], len(groups))
+            mask = "grouping(" + Sql.join(", ", groups) + ")"
+            sql = sql + having + " OR " + mask + f" = {total}"
     elif groups:
         # By position: an expression with a bound zone would not match its SELECT twin.
         sql = sql + " GROUP BY " + ", ".join(str(k + 1) for k in range(len(groups)))
         if fold is not None:
             sql = sql + ", quarry_top.quarry_k IS NULL"
+        sql = sql + having
     if limit is not None:
         sql = sql + f" LIMIT {int(limit)}"
     return sql

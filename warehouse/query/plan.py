@@ -31,6 +31,9 @@ class Source:
     time_column: str  # UTC event time, the window filters on it
     account_local: str | None = None  # local time in the account zone, computed at sync
     store_local: str | None = None  # local time in the store's zone, computed at sync
+    # Rows that are partial sums (rollup rows, some of them signed changes): the column
+    # counting each row's events. A group exists where it sums above 0.
+    events: str | None = None
 
 
 # ---- aggregates and metric expressions ----

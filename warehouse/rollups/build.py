@@ -4,10 +4,16 @@ Both run on the cursor of the transaction that writes the store's sales rows
 (warehouse.modelled.sales.write_sales), so a published snapshot never holds facts
 and rollups that disagree; `rebuild` does the same from the facts alone, for maintenance.
 
-An incremental sync does not read the store's facts again: a rollup row is sums and
-counts, so the rows its orders touch become (what they held) - (the aggregate of the
-orders' old events) + (that of their new events). `orders` subtracts like the rest: the
-changed orders' `order` events are counted in their old and new rows alone.
+An incremental sync neither reads the store's facts again nor its rollup rows: a rollup
+row is sums and counts, so a change is appended as signed rows, (the aggregate of the
+changed orders' new events) - (that of their old events), one INSERT per set. `orders`
+subtracts like the rest: the changed orders' `order` events are counted in their old and
+new rows alone. A key may so hold several rows; what they mean together is their sum
+(readers sum rows anyway: warehouse.rollups.planner says how a sum of nothing stays null
+and a key left without events has no group), and `compact` merges them into one,
+which the hourly maintenance does (pipelines.maintenance.rollups). Reading and rewriting
+the touched rows inside the sync cost three lake statements per set, a quarter of the
+sync's write steps (docs/benchmark.md, Session 16).
 """
 
 from __future__ import annotations
@@ -98,75 +104,84 @@ def fill(cursor: duckdb.DuckDBPyConnection, tables: Iterable[str]) -> None:
             _insert(cursor, rollup, aggregate_sql(rollup, facts))
 
 
-def apply_change(
-    cursor: duckdb.DuckDBPyConnection,
-    store_id: str | Sequence[str],
-    old_events: str,
-    new_events: str,
-) -> None:
-    """Bring the store's (or stores') rollup rows from `old_events` (the changed orders'
-    fact rows before the change, a relation on the cursor) to `new_events` (their rows
-    after it)."""
+def apply_change(cursor: duckdb.DuckDBPyConnection, old_events: str, new_events: str) -> None:
+    """Bring the rollups from `old_events` (the changed orders' fact rows before the
+    change, a relation on the cursor) to `new_events` (their rows after it), by appending
+    the difference."""
     for rollup in SETS:
-        _apply(cursor, store_id, rollup, old_events, new_events)
-
-
-_DELTA, _MERGED = "quarry_rollup_delta", "quarry_rollup_merged"
-
-
-def _apply(
-    cursor: duckdb.DuckDBPyConnection,
-    store_id: str | Sequence[str],
-    rollup: RollupSet,
-    old_events: str,
-    new_events: str,
-) -> None:
-    table = qualified(rollup.table)
-    # The change as signed rows: the old events' aggregate to take away, the new ones' to add.
-    cursor.execute(
-        f"CREATE OR REPLACE TEMP TABLE {_DELTA} AS "
-        f"SELECT *, -1 AS quarry_sign FROM ({aggregate_sql(rollup, old_events)}) "
-        f"UNION ALL BY NAME SELECT *, 1 AS quarry_sign FROM ({aggregate_sql(rollup, new_events)})"
-    )
-    try:
-        # The stored rows of the keys the change touches (a null dimension is a key too).
-        match = " AND ".join(f"k.{c} IS NOT DISTINCT FROM r.{c}" for c in rollup.keys)
-        touched = f"EXISTS (SELECT 1 FROM {_DELTA} k WHERE {match})"
-        mine = store_predicate(store_id, "r")
-        stored = f"SELECT *, 1 AS quarry_sign FROM {table} r WHERE {mine} AND {touched}"
-        cursor.execute(
-            f"CREATE OR REPLACE TEMP TABLE {_MERGED} AS "
-            + _merge_sql(rollup, f"{stored} UNION ALL BY NAME SELECT * FROM {_DELTA}")
+        # The change as signed rows, netted per key: an order whose events stay in their
+        # key with the same figures adds nothing, and a row of zeros is not written.
+        signed = (
+            f"SELECT *, -1 AS quarry_sign FROM ({aggregate_sql(rollup, old_events)}) UNION ALL "
+            f"BY NAME SELECT *, 1 AS quarry_sign FROM ({aggregate_sql(rollup, new_events)})"
         )
-        cursor.execute(f"DELETE FROM {table} r WHERE {mine} AND {touched}")
-        _insert(cursor, rollup, f"SELECT * FROM {_MERGED}")
-    finally:
-        for name in (_DELTA, _MERGED):
-            cursor.execute(f"DROP TABLE IF EXISTS {name}")
+        _insert(cursor, rollup, _merge_sql(rollup, signed, delta=True))
 
 
-def _merge_sql(rollup: RollupSet, signed: str) -> str:
+def _merge_sql(rollup: RollupSet, signed: str, *, delta: bool = False) -> str:
     """The rows of `signed` (rollup rows with a quarry_sign) of the same key summed, each
-    count and sum times its row's sign; a key left without events goes, a sum left
-    without its events is null again."""
+    count and sum times its row's sign.
+
+    As stored rows (`delta` false): a key left without events goes, a sum left without its
+    events is null again. As a delta to append (`delta` true): every key whose counts or
+    sums moved, with its signed figures (a sum of no events null, as in any row)."""
     select = list(rollup.keys)
     # Any event's instant serves (the planner reads a day's only to filter whole days, an
     # hour's start in the account zone only where it is the same for every event).
     select += [f"min({column}) AS {column}" for column in rollup.instants]
-    for name, _, _ in count_columns():
+    counts = [name for name, _, _ in count_columns()] + [ORDERS]
+    for name in counts:
         select.append(f"CAST(sum({name} * quarry_sign) AS BIGINT) AS {name}")
-    select.append(f"CAST(sum({ORDERS} * quarry_sign) AS BIGINT) AS {ORDERS}")
+    moved = [f"sum({name} * quarry_sign) <> 0" for name in counts]
     for name, column, flt in stored_measures():
         present = presence_column(column, flt)
-        select.append(
-            f"CASE WHEN sum({present} * quarry_sign) > 0 THEN "
-            f"CAST(sum({name} * quarry_sign) AS {_type(rollup, name)}) END AS {name}"
-        )
+        total = f"CAST(sum({name} * quarry_sign) AS {_type(rollup, name)})"
+        if delta:
+            select.append(f"{total} AS {name}")
+            moved.append(f"coalesce(sum({name} * quarry_sign), 0) <> 0")
+        else:
+            select.append(f"CASE WHEN sum({present} * quarry_sign) > 0 THEN {total} END AS {name}")
+    keep = " OR ".join(moved) if delta else f"sum({EVENTS} * quarry_sign) > 0"
     groups = ", ".join(str(k + 1) for k in range(len(rollup.keys)))
-    return (
-        f"SELECT {', '.join(select)} FROM ({signed}) GROUP BY {groups} "
-        f"HAVING sum({EVENTS} * quarry_sign) > 0"
-    )
+    return f"SELECT {', '.join(select)} FROM ({signed}) GROUP BY {groups} HAVING {keep}"
+
+
+_MERGED = "quarry_rollup_merged"
+
+
+def compact_store(cursor: duckdb.DuckDBPyConnection, store_id: str) -> None:
+    """Merge each key's rows of the store into one (what they mean is unchanged)."""
+    mine = store_predicate(store_id, "r")
+    for rollup in SETS:
+        table = qualified(rollup.table)
+        cursor.execute(
+            f"CREATE OR REPLACE TEMP TABLE {_MERGED} AS "
+            + _merge_sql(rollup, f"SELECT *, 1 AS quarry_sign FROM {table} r WHERE {mine}")
+        )
+        try:
+            cursor.execute(f"DELETE FROM {table} r WHERE {mine}")
+            _insert(cursor, rollup, f"SELECT * FROM {_MERGED}")
+        finally:
+            cursor.execute(f"DROP TABLE IF EXISTS {_MERGED}")
+
+
+def stores_to_compact(lake: Lake) -> list[str]:
+    """The stores with a key of some rollup set held by more than one row."""
+    cursor = lake.cursor()
+    try:
+        found: set[str] = set()
+        for rollup in SETS:
+            keys = ", ".join(rollup.keys)
+            found.update(
+                row[0]
+                for row in cursor.execute(
+                    f"SELECT DISTINCT store_id FROM (SELECT store_id FROM "
+                    f"{qualified(rollup.table)} GROUP BY {keys} HAVING count(*) > 1)"
+                ).fetchall()
+            )
+        return sorted(found)
+    finally:
+        cursor.close()
 
 
 def stores_to_rebuild(lake: Lake) -> list[str]:

@@ -14,6 +14,11 @@ reads only those runs unchanged on it once four things are swapped:
   sum (returns, recorded costs) the sum of its own column. Any other aggregate (distinct
   customers, counts, min, max, median, averages) is not additive: the facts answer.
 
+A key's figures may lie in several rows (a sync appends its change as signed rows:
+build.py), so a sum is null where its events' count sums to 0, as SQL's SUM over no facts
+is, and a group exists where its rows' events sum above 0 (the compiler's HAVING, from
+the source's `events`).
+
 Every set's dimensions are order-level (store, channel, billing country), across which
 `orders` adds up: a line-level set (products) would answer `orders` only grouped by all
 its dimensions, with no totals, GROUP_TOTALS or TOP's Other adding its groups up.
@@ -43,6 +48,7 @@ from warehouse.query.plan import (
 from warehouse.query.sql import Sql
 from warehouse.rollups import exactness
 from warehouse.rollups.definitions import (
+    EVENTS,
     FACTS,
     FILTERED,
     MEASURES,
@@ -50,6 +56,7 @@ from warehouse.rollups.definitions import (
     SETS,
     RollupSet,
     filtered_column,
+    presence_column,
 )
 
 FACTS_SOURCE = "facts"
@@ -61,7 +68,7 @@ _SUM = re.compile(
     r"^SUM\((?P<open>\()?t\.(?P<col>\w+)(?P<fx> \* f\.factor\))?\)"
     r"(?: FILTER \(WHERE (?P<filter>.+)\))?$"
 )
-_FILTERED = {(m, f.sql): filtered_column(m, f) for m, f in FILTERED}
+_FILTERED = {(m, f.sql): (filtered_column(m, f), presence_column(m, f)) for m, f in FILTERED}
 _COLUMN = re.compile(r"\b([a-z_]+)\.(\w+)")
 # Granularities a set's buckets are fine enough for.
 _DAY_GRAINS = {"day", "week", "month", "quarter", "year", "day_of_week", "week_of_year",
@@ -112,13 +119,14 @@ def _part(part: Part) -> Part | None:
     column = match["col"]
     if column not in MEASURES:
         return None
+    present = presence_column(column, None)
     if match["filter"] is not None:
         found = _FILTERED.get((column, match["filter"]))
         if found is None:
             return None
-        column = found
+        column, present = found
     value = f"(t.{column} * f.factor)" if match["fx"] else f"t.{column}"
-    return Part(f"SUM({value})", part.empty)
+    return Part(f"CASE WHEN SUM(t.{present}) > 0 THEN SUM({value}) END", part.empty)
 
 
 def _conditions(cond: RCond) -> Iterator[str]:
@@ -199,7 +207,7 @@ def _rewritten(plan: Plan, rollup: RollupSet, parts: list[Part]) -> Plan:
     columns = [by_id.get(id(c)) or swap(c) for c in plan.columns]
     return dataclasses.replace(
         plan,
-        source=Source(rollup.table, "happened_at"),
+        source=Source(rollup.table, "happened_at", events=EVENTS),
         parts=parts,
         dims=dims,
         columns=columns,

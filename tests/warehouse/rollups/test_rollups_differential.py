@@ -1,7 +1,8 @@
 """Differential test of the rollups: seeded queries answered from the rollups and from the
 facts must agree to the cent, after a full sync and after incremental syncs with updates,
-refunds, moved orders and deletions; and the rollup rows an incremental sync leaves are
-those a rebuild from the facts gives."""
+refunds, moved orders and deletions (the syncs' changes appended as signed rows); and the
+rollup rows an incremental sync leaves, compacted, are those a rebuild from the facts
+gives."""
 
 from __future__ import annotations
 
@@ -23,12 +24,14 @@ from tests.warehouse.rollups.shops import (
     load_rates,
 )
 from warehouse.lake import Lake
+from warehouse.modelled.sales import write_store_sales
 from warehouse.query import Limits, run_query
 from warehouse.query.diagnostics import InvalidQuery
 from warehouse.rollups import build
 from warehouse.rollups.definitions import SETS, RollupSet
 from warehouse.schemas import TABLES
 from warehouse.tables import qualified
+from warehouse.writer import StoreWriter
 
 ZONES = [None, "America/New_York", "Australia/Lord_Howe", "America/Caracas",
          "Asia/Kathmandu", "Europe/Berlin", "Asia/Kolkata", "UTC"]  # fmt: skip
@@ -200,16 +203,24 @@ def test_rollups_answer_as_the_facts_do_through_incremental_syncs(
     for _ in range(2):
         for shop in shops:
             shop.sync_change(lake, count=rng.randint(3, 12))
-    incremental = {r.table: _rollup_rows(lake, r) for r in SETS}
+    # The syncs appended their changes: keys held by several rows, which readers sum.
+    assert build.stores_to_compact(lake) == sorted(STORES)
     second = _compare(lake, seed=2, count=90)
     # The test means something only if the rollups answer much of it, each set some.
     for sources in (first, second):
         assert sum(n for s, n in sources.items() if s != "facts") >= 25, sources
     assert {r.table for r in SETS} <= set(first + second), first + second
 
-    # What the syncs left is what maintenance rebuilds from the facts.
+    # Compacted, the rows the syncs left are those maintenance rebuilds from the facts,
+    # and they answer as before.
+    for store_id in STORES:
+        with lake.transaction(author=store_id, message="compact") as cursor:
+            build.compact_store(cursor, store_id)
+    assert build.stores_to_compact(lake) == []
+    compacted = {r.table: _rollup_rows(lake, r) for r in SETS}
+    assert _compare(lake, seed=2, count=90) == second
     assert build.rebuild(lake) == sorted(STORES)
-    assert {r.table: _rollup_rows(lake, r) for r in SETS} == incremental
+    assert {r.table: _rollup_rows(lake, r) for r in SETS} == compacted
 
 
 def test_rollups_off_reads_the_facts(lake: Lake, shops: list[Shop]) -> None:
@@ -224,3 +235,48 @@ def test_rollups_off_reads_the_facts(lake: Lake, shops: list[Shop]) -> None:
         cursor.close()
     assert (source, off_source) == ("sales_rollup_hours", "facts")
     assert on == off
+
+
+def test_keys_a_change_empties_answer_as_the_facts_do(lake: Lake, shops: list[Shop]) -> None:
+    """Appended changes can leave keys whose rows net to no events: every order of a
+    billing country deleted is no group (not a group of zeros), and a total over them
+    alone is a total over no events. Costs removed from a country's orders move
+    the presence counts the nullable cost sums keep."""
+    shop = shops[0]
+    gone = [o for o in shop.orders.values() if o.row["billing_country"] == "DE"]
+    uncosted = [o for o in shop.orders.values() if o.row["billing_country"] == "US"]
+    assert gone and uncosted
+    for order in uncosted:
+        for line in order.lines:
+            line["cost"] = None
+    published = lake.version()
+    deleted = [o.row["id"] for o in gone]
+    for oid in deleted:
+        del shop.orders[oid]
+    StoreWriter(lake, shop.store_id).apply(shop.page(uncosted, deleted), full=False, first=True)
+    ids = [o.row["id"] for o in uncosted] + deleted
+    write_store_sales(lake, shop.store_id, order_ids=ids, since=published, **shop.zones)
+
+    window = "SINCE 2024-09-01 UNTIL 2025-04-30"
+    options = {"store_ids": [shop.store_id]}
+    cursor = _reader(lake)
+    try:
+        answers = []
+        for text in (
+            f"FROM sales SHOW total_sales, cost_of_goods_sold, orders GROUP BY billing_country "
+            f"{window} WITH TOTALS",
+            f"FROM sales SHOW total_sales, orders WHERE billing_country = 'DE' {window} "
+            "WITH TOTALS",
+            f"FROM sales SHOW total_sales WHERE billing_country = 'DE' TIMESERIES month {window}",
+        ):
+            facts, _ = _answer(cursor, text, False, **options)
+            rolled, source = _answer(cursor, text, True, **options)
+            assert source != "facts", text
+            assert rolled == facts, text
+            answers.append(rolled)
+    finally:
+        cursor.close()
+    by_country, only_de, months = answers
+    assert "DE" not in {r["billing_country"] for r in by_country["rows"]}
+    assert [r["orders"] for r in only_de["rows"]] == [0]
+    assert {r["total_sales"] for r in months["rows"]} == {0}
