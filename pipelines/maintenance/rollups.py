@@ -14,18 +14,18 @@ sync's half, and its next sync publishes the rewritten rollups with its own rows
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from registry.db import Registry
 from warehouse.lake import Lake, write_lock
-from warehouse.rollups.build import (
-    compact_store,
-    rebuild_store,
-    stores_to_compact,
-    stores_to_rebuild,
+from warehouse.rollups.build import compact, rebuild_store, stores_to_compact, stores_to_rebuild
+from warehouse.snapshots import (
+    changed_since,
+    latest_snapshots,
+    record_snapshot,
+    stores_changed_since,
 )
-from warehouse.snapshots import changed_since, latest_snapshots, record_snapshot
 
 
 @dataclass(frozen=True)
@@ -44,33 +44,45 @@ def rebuild_rollups(
     """Rebuild the rollups of `store_ids` (every store with facts or rollups when None)
     from the facts, one store at a time, publishing each where that is safe."""
     stores = stores_to_rebuild(lake) if store_ids is None else list(store_ids)
-    return _rewrite(lake, registry, stores, rebuild_store)
-
-
-def compact_rollups(lake: Lake, registry: Registry) -> RollupsRebuilt:
-    """Merge the rows of every key held by several (the syncs' appended changes), one
-    store at a time, publishing each where that is safe."""
-
-    def compact(lake: Lake, store_id: str) -> None:
-        with lake.transaction(author=store_id, message="rollups compacted") as cursor:
-            compact_store(cursor, store_id)
-
-    return _rewrite(lake, registry, stores_to_compact(lake), compact)
-
-
-def _rewrite(
-    lake: Lake, registry: Registry, stores: list[str], rewrite: Callable[[Lake, str], None]
-) -> RollupsRebuilt:
     published, waiting = [], []
     for store_id in stores:
         with write_lock(lake.settings):
             with registry.engine.connect() as connection:
                 previous = latest_snapshots(connection, [store_id]).get(store_id)
             clean = previous is not None and not changed_since(lake, store_id, previous, own=True)
-            rewrite(lake, store_id)
+            rebuild_store(lake, store_id)
             if clean:
                 record_snapshot(registry, store_id, lake.version())
                 published.append(store_id)
             else:
                 waiting.append(store_id)
+    return RollupsRebuilt(tuple(stores), tuple(published), tuple(waiting))
+
+
+# Stores compacted in one transaction: each set costs the batch three lake statements
+# (the statements, not the rows, are what a lake write costs), under the write lock.
+COMPACT_BATCH = 200
+
+
+def compact_rollups(lake: Lake, registry: Registry) -> RollupsRebuilt:
+    """Merge the rows of every key held by several (the syncs' appended changes), a batch
+    of stores per transaction, publishing each store where that is safe."""
+    stores = stores_to_compact(lake)
+    published: list[str] = []
+    waiting: list[str] = []
+    for first in range(0, len(stores), COMPACT_BATCH):
+        batch = stores[first : first + COMPACT_BATCH]
+        with write_lock(lake.settings):
+            with registry.engine.connect() as connection:
+                previous = latest_snapshots(connection, batch)
+            unclean = stores_changed_since(lake, previous, own=True)
+            with lake.transaction(author=batch, message="rollups compacted") as cursor:
+                compact(cursor, batch)
+            version = lake.version()
+            for store_id in batch:
+                if store_id in previous and store_id not in unclean:
+                    record_snapshot(registry, store_id, version)
+                    published.append(store_id)
+                else:
+                    waiting.append(store_id)
     return RollupsRebuilt(tuple(stores), tuple(published), tuple(waiting))

@@ -134,11 +134,16 @@ def test_hourly_maintenance_compacts_what_the_syncs_appended(
 ) -> None:
     """A sync appends its change to the rollups as signed rows; the hourly maintenance
     merges each key's rows into one and publishes, and the answers do not move."""
-    store = store_ids[0]
+    store, busy = store_ids[0], store_ids[1]
     shop = _synced(lake, registry, store)
     shop.sync_change(lake, 12)
     record_snapshot(registry, store, lake.version())
-    assert stores_to_compact(lake) == [store]
+    other = Shop(busy, seed=8, count=40, info=INFO)
+    other.sync_full(lake)
+    record_snapshot(registry, busy, lake.version())
+    busy_before = _published(registry, busy)
+    other.sync_change(lake, 6)  # a sync of `busy` under way: committed, not yet published
+    assert stores_to_compact(lake) == sorted([store, busy])
     appended = _answer(settings, registry, store, rollups=True)
     assert appended.source_table == "sales_rollup_days"
     assert appended.public() == _answer(settings, registry, store, rollups=False).public()
@@ -149,6 +154,7 @@ def test_hourly_maintenance_compacts_what_the_syncs_appended(
 
     assert result.success
     assert stores_to_compact(lake) == []
+    assert _published(registry, busy) == busy_before  # its sync publishes it
     assert _rollup_row_count(lake) < rows_before
     assert _published(registry, store) > before
     assert _answer(settings, registry, store, rollups=True).public() == appended.public()

@@ -12,8 +12,8 @@ new rows alone. A key may so hold several rows; what they mean together is their
 (readers sum rows anyway: warehouse.rollups.planner says how a sum of nothing stays null
 and a key left without events has no group), and `compact` merges them into one,
 which the hourly maintenance does (pipelines.maintenance.rollups). Reading and rewriting
-the touched rows inside the sync cost three lake statements per set, a quarter of the
-sync's write steps (docs/benchmark.md, Session 16).
+the touched rows inside the sync, as it was done before, cost three lake statements per
+set and a quarter of the sync's write steps (docs/benchmark.md, Session 16).
 """
 
 from __future__ import annotations
@@ -146,23 +146,34 @@ def _merge_sql(rollup: RollupSet, signed: str, *, delta: bool = False) -> str:
     return f"SELECT {', '.join(select)} FROM ({signed}) GROUP BY {groups} HAVING {keep}"
 
 
-_MERGED = "quarry_rollup_merged"
+_KEYS, _MERGED = "quarry_rollup_keys", "quarry_rollup_merged"
 
 
-def compact_store(cursor: duckdb.DuckDBPyConnection, store_id: str) -> None:
-    """Merge each key's rows of the store into one (what they mean is unchanged)."""
+def compact(cursor: duckdb.DuckDBPyConnection, store_id: str | Sequence[str]) -> None:
+    """Merge the rows of every key of the store (or stores) held by several into one
+    (what they mean together is unchanged); keys held by one row are left alone."""
     mine = store_predicate(store_id, "r")
     for rollup in SETS:
         table = qualified(rollup.table)
-        cursor.execute(
-            f"CREATE OR REPLACE TEMP TABLE {_MERGED} AS "
-            + _merge_sql(rollup, f"SELECT *, 1 AS quarry_sign FROM {table} r WHERE {mine}")
-        )
+        keys = ", ".join(rollup.keys)
+        match = " AND ".join(f"k.{c} IS NOT DISTINCT FROM r.{c}" for c in rollup.keys)
+        several = f"EXISTS (SELECT 1 FROM {_KEYS} k WHERE {match})"
         try:
-            cursor.execute(f"DELETE FROM {table} r WHERE {mine}")
+            cursor.execute(
+                f"CREATE OR REPLACE TEMP TABLE {_KEYS} AS SELECT {keys} FROM {table} r "
+                f"WHERE {mine} GROUP BY ALL HAVING count(*) > 1"
+            )
+            cursor.execute(
+                f"CREATE OR REPLACE TEMP TABLE {_MERGED} AS "
+                + _merge_sql(
+                    rollup, f"SELECT *, 1 AS quarry_sign FROM {table} r WHERE {mine} AND {several}"
+                )
+            )
+            cursor.execute(f"DELETE FROM {table} r WHERE {mine} AND {several}")
             _insert(cursor, rollup, f"SELECT * FROM {_MERGED}")
         finally:
-            cursor.execute(f"DROP TABLE IF EXISTS {_MERGED}")
+            for name in (_KEYS, _MERGED):
+                cursor.execute(f"DROP TABLE IF EXISTS {name}")
 
 
 def stores_to_compact(lake: Lake) -> list[str]:

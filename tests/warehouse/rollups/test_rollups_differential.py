@@ -213,9 +213,8 @@ def test_rollups_answer_as_the_facts_do_through_incremental_syncs(
 
     # Compacted, the rows the syncs left are those maintenance rebuilds from the facts,
     # and they answer as before.
-    for store_id in STORES:
-        with lake.transaction(author=store_id, message="compact") as cursor:
-            build.compact_store(cursor, store_id)
+    with lake.transaction(author=list(STORES), message="compact") as cursor:
+        build.compact(cursor, list(STORES))
     assert build.stores_to_compact(lake) == []
     compacted = {r.table: _rollup_rows(lake, r) for r in SETS}
     assert _compare(lake, seed=2, count=90) == second
