@@ -46,8 +46,12 @@ def _type(rollup: RollupSet, column: str) -> str:
     return duckdb_type(TABLES[rollup.table].schema.field(column).type)
 
 
-def aggregate_sql(rollup: RollupSet, source: str) -> str:
-    """The rollup rows of the fact rows in relation `source` (SALES's columns)."""
+def aggregate_sql(rollup: RollupSet, source: str, *, signed: bool = False) -> str:
+    """The rollup rows of the fact rows in relation `source` (SALES's columns).
+
+    `signed`: each row of `source` also has `quarry_sign` (1 or -1), and the rows are its
+    rows' signed sums, those of keys whose figures do not move left out: the difference
+    a change makes, in one pass over its old (-1) and new (1) events."""
     keys = [
         "t.store_id AS store_id",
         "t.currency AS currency",
@@ -67,16 +71,36 @@ def aggregate_sql(rollup: RollupSet, source: str) -> str:
             "make_timestamp(min(epoch_us(t.happened_at_account)"
             f" - epoch_us(t.happened_at) % {_HOUR_US})) AS happened_at_account"
         )
+    counts = [name for name, _, _ in count_columns()] + [ORDERS]
     for name, column, flt in count_columns():
-        counted = "*" if column is None else f"t.{column}"
-        where = f" FILTER (WHERE {flt.sql})" if flt is not None else ""
-        select.append(f"count({counted}){where} AS {name}")
-    select.append(f"count(DISTINCT t.order_id) FILTER (WHERE t.event_type = 'order') AS {ORDERS}")
+        conditions = ([f"t.{column} IS NOT NULL"] if column else []) + ([flt.sql] if flt else [])
+        where = f" FILTER (WHERE {' AND '.join(conditions)})" if conditions else ""
+        counted = (
+            f"CAST(coalesce(sum(t.quarry_sign){where}, 0) AS BIGINT)"
+            if signed
+            else (f"count(*){where}")
+        )
+        select.append(f"{counted} AS {name}")
+    order = "count(DISTINCT t.order_id) FILTER (WHERE t.event_type = 'order'{})"
+    if signed:
+        select.append(
+            f"{order.format(' AND t.quarry_sign = 1')} - {order.format(' AND t.quarry_sign = -1')}"
+            f" AS {ORDERS}"
+        )
+    else:
+        select.append(f"{order.format('')} AS {ORDERS}")
+    sums = []
     for name, column, flt in stored_measures():
         where = f" FILTER (WHERE {flt.sql})" if flt is not None else ""
-        select.append(f"CAST(sum(t.{column}){where} AS {_type(rollup, name)}) AS {name}")
+        value = f"t.{column} * t.quarry_sign" if signed else f"t.{column}"
+        select.append(f"CAST(sum({value}){where} AS {_type(rollup, name)}) AS {name}")
+        sums.append(name)
     groups = ", ".join(str(k + 1) for k in range(len(keys)))
-    return f"SELECT {', '.join(select)} FROM {source} t GROUP BY {groups}"
+    sql = f"SELECT {', '.join(select)} FROM {source} t GROUP BY {groups}"
+    if not signed:
+        return sql
+    moved = [f"{c} <> 0" for c in counts] + [f"coalesce({m}, 0) <> 0" for m in sums]
+    return f"SELECT * FROM ({sql}) WHERE {' OR '.join(moved)}"
 
 
 def _insert(cursor: duckdb.DuckDBPyConnection, rollup: RollupSet, select: str) -> None:
@@ -108,42 +132,37 @@ def apply_change(cursor: duckdb.DuckDBPyConnection, old_events: str, new_events:
     """Bring the rollups from `old_events` (the changed orders' fact rows before the
     change, a relation on the cursor) to `new_events` (their rows after it), by appending
     the difference."""
+    signed = (
+        f"(SELECT *, -1 AS quarry_sign FROM {old_events} "
+        f"UNION ALL BY NAME SELECT *, 1 AS quarry_sign FROM {new_events})"
+    )
     for rollup in SETS:
-        # The change as signed rows, netted per key: an order whose events stay in their
-        # key with the same figures adds nothing, and a row of zeros is not written.
-        signed = (
-            f"SELECT *, -1 AS quarry_sign FROM ({aggregate_sql(rollup, old_events)}) UNION ALL "
-            f"BY NAME SELECT *, 1 AS quarry_sign FROM ({aggregate_sql(rollup, new_events)})"
-        )
-        _insert(cursor, rollup, _merge_sql(rollup, signed, delta=True))
+        # Netted per key: an order whose events stay in their key with the same figures
+        # adds nothing, and a row of zeros is not written.
+        _insert(cursor, rollup, aggregate_sql(rollup, signed, signed=True))
 
 
-def _merge_sql(rollup: RollupSet, signed: str, *, delta: bool = False) -> str:
+def _merge_sql(rollup: RollupSet, signed: str) -> str:
     """The rows of `signed` (rollup rows with a quarry_sign) of the same key summed, each
-    count and sum times its row's sign.
-
-    As stored rows (`delta` false): a key left without events goes, a sum left without its
-    events is null again. As a delta to append (`delta` true): every key whose counts or
-    sums moved, with its signed figures (a sum of no events null, as in any row)."""
+    count and sum times its row's sign; a key left without events goes, a sum left
+    without its events is null again."""
     select = list(rollup.keys)
     # Any event's instant serves (the planner reads a day's only to filter whole days, an
     # hour's start in the account zone only where it is the same for every event).
     select += [f"min({column}) AS {column}" for column in rollup.instants]
-    counts = [name for name, _, _ in count_columns()] + [ORDERS]
-    for name in counts:
+    for name in [name for name, _, _ in count_columns()] + [ORDERS]:
         select.append(f"CAST(sum({name} * quarry_sign) AS BIGINT) AS {name}")
-    moved = [f"sum({name} * quarry_sign) <> 0" for name in counts]
     for name, column, flt in stored_measures():
         present = presence_column(column, flt)
-        total = f"CAST(sum({name} * quarry_sign) AS {_type(rollup, name)})"
-        if delta:
-            select.append(f"{total} AS {name}")
-            moved.append(f"coalesce(sum({name} * quarry_sign), 0) <> 0")
-        else:
-            select.append(f"CASE WHEN sum({present} * quarry_sign) > 0 THEN {total} END AS {name}")
-    keep = " OR ".join(moved) if delta else f"sum({EVENTS} * quarry_sign) > 0"
+        select.append(
+            f"CASE WHEN sum({present} * quarry_sign) > 0 THEN "
+            f"CAST(sum({name} * quarry_sign) AS {_type(rollup, name)}) END AS {name}"
+        )
     groups = ", ".join(str(k + 1) for k in range(len(rollup.keys)))
-    return f"SELECT {', '.join(select)} FROM ({signed}) GROUP BY {groups} HAVING {keep}"
+    return (
+        f"SELECT {', '.join(select)} FROM ({signed}) GROUP BY {groups} "
+        f"HAVING sum({EVENTS} * quarry_sign) > 0"
+    )
 
 
 _KEYS, _MERGED = "quarry_rollup_keys", "quarry_rollup_merged"
