@@ -30,8 +30,8 @@ from warehouse.snapshots import (
 
 @dataclass(frozen=True)
 class RollupsRebuilt:
-    """The stores whose rollups were rebuilt; those published at once; those that wait
-    for their next sync to be published."""
+    """The stores whose rollups were rewritten (rebuilt from the facts, or compacted);
+    those published at once; those that wait for their next sync to be published."""
 
     rebuilt: tuple[str, ...]
     published: tuple[str, ...]

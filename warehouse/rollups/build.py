@@ -71,16 +71,15 @@ def aggregate_sql(rollup: RollupSet, source: str, *, signed: bool = False) -> st
             "make_timestamp(min(epoch_us(t.happened_at_account)"
             f" - epoch_us(t.happened_at) % {_HOUR_US})) AS happened_at_account"
         )
-    counts = [name for name, _, _ in count_columns()] + [ORDERS]
+    counts = [ORDERS]
     for name, column, flt in count_columns():
         conditions = ([f"t.{column} IS NOT NULL"] if column else []) + ([flt.sql] if flt else [])
         where = f" FILTER (WHERE {' AND '.join(conditions)})" if conditions else ""
-        counted = (
-            f"CAST(coalesce(sum(t.quarry_sign){where}, 0) AS BIGINT)"
-            if signed
-            else (f"count(*){where}")
-        )
-        select.append(f"{counted} AS {name}")
+        if signed:
+            select.append(f"CAST(coalesce(sum(t.quarry_sign){where}, 0) AS BIGINT) AS {name}")
+        else:
+            select.append(f"count(*){where} AS {name}")
+        counts.append(name)
     order = "count(DISTINCT t.order_id) FILTER (WHERE t.event_type = 'order'{})"
     if signed:
         select.append(
