@@ -74,7 +74,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or load_settings()
     limiter = build_limiter(settings)
     registry = Registry(settings)
-    reader = WarehouseReader(settings, registry)
+    reader = WarehouseReader.serving(settings, registry)
     # Opens the Dagster instance on first use: most requests never need it.
     export_runs = RunLookup(settings)
 

@@ -127,7 +127,8 @@ def _query_request(app: Any, key: str, text: str, steps: Steps) -> bytes:
     from api.routes.query import _render
     from registry.principals import load_principal
     from warehouse.query import Limits, QueryContext, StoreInfo
-    from warehouse.query.executor import execute
+    from warehouse.query.executor import execute, source
+    from warehouse.rollups.planner import FACTS_SOURCE
 
     with steps.step("key check"), app.state.registry.engine.connect() as connection:
         principal = load_principal(connection, key)
@@ -140,16 +141,20 @@ def _query_request(app: Any, key: str, text: str, steps: Steps) -> bytes:
     limits = Limits()
     with steps.step("planning"):
         plan = context.check(text, limits)
+        choice = source(plan, limits)
     reader = app.state.reader
     with steps.step("snapshot"):
         snapshot = reader.snapshot(list(store_ids))
     opened = time.perf_counter()
-    with reader.connect(snapshot) as cursor:
+    # As warehouse.query.service.answer: the rollup read from the reader's memory.
+    resident = () if choice.source == FACTS_SOURCE else (choice.source,)
+    with reader.connect(snapshot, resident=resident) as cursor:
         steps.add("cursor", time.perf_counter() - opened)
         statements = ("data work", "engine: catalog look-ups")
         before = steps.in_run(statements)
         started = time.perf_counter()
-        result = execute(cast(duckdb.DuckDBPyConnection, DataCursor(cursor, steps)), plan, limits)
+        cursor_ = cast(duckdb.DuckDBPyConnection, DataCursor(cursor, steps))
+        result = execute(cursor_, plan, limits, choice)
         elapsed = time.perf_counter() - started
         inside = steps.in_run(statements) - before
         steps.add("engine: rest (rates, relations, Python)", elapsed - inside)

@@ -33,6 +33,7 @@ from quarry.settings import Settings
 from registry.db import Registry
 from warehouse.lake import AUTHORS, LAKE
 from warehouse.lake import connect as connect_lake
+from warehouse.resident import ResidentRollups, SliceKey
 from warehouse.schemas import TABLES, TableSpec
 from warehouse.snapshots import latest_snapshots, pin, release
 from warehouse.tables import (
@@ -121,7 +122,12 @@ class _Views:
     schema: str
     versions: dict[str, int]  # what each store is read at (scan_versions)
     rates_source: str | None  # RATES_SOURCE_VARIABLE's value for this snapshot
+    published: dict[str, int]  # each store's published version (the snapshot's)
     tables: set[str] = field(default_factory=set)  # the views created so far
+    # Rollup tables whose residency was settled: read from memory, or refused (too many
+    # rows, a version the copy does not match) and read from the lake.
+    resident: set[str] = field(default_factory=set)
+    slices: list[SliceKey] = field(default_factory=list)  # the memory those views use
     users: int = 0
 
 
@@ -129,17 +135,32 @@ class WarehouseReader:
     """Reads the warehouse through DuckDB. Thread-safe; one per process."""
 
     def __init__(
-        self, settings: Settings, registry: Registry, *, max_cached_snapshots: int = 64
+        self,
+        settings: Settings,
+        registry: Registry,
+        *,
+        max_cached_snapshots: int = 64,
+        resident_rollup_rows: int = 0,
     ) -> None:
+        """`resident_rollup_rows`: rollup rows this reader may hold in memory for cursors
+        that ask for them (warehouse.resident); 0 reads them from the lake always."""
         self.settings = settings
         self.registry = registry
         self._max_views = max_cached_snapshots
+        self._resident = ResidentRollups(resident_rollup_rows) if resident_rollup_rows else None
         self._views: OrderedDict[str, _Views] = OrderedDict()
         self._lock = threading.Lock()
         self._db = connect_lake(settings)
         # Tells this reader's rate sources from another's (tests open several lakes whose
         # version numbers coincide).
         self._token = uuid.uuid4().hex[:12]
+
+    @classmethod
+    def serving(cls, settings: Settings, registry: Registry) -> WarehouseReader:
+        """The reader the API answers with: keeping rollup rows in memory as `settings`
+        say (QUARRY_RESIDENT_ROLLUP_ROWS, none with QUARRY_ROLLUPS=off)."""
+        rows = settings.resident_rollup_rows if settings.rollups else 0
+        return cls(settings, registry, resident_rollup_rows=rows)
 
     def snapshot(self, store_ids: Sequence[str]) -> Snapshot:
         """The published snapshot of `store_ids` (one registry query)."""
@@ -149,12 +170,20 @@ class WarehouseReader:
 
     @contextmanager
     def connect(
-        self, snapshot: Snapshot, tables: Collection[str] | None = None
+        self,
+        snapshot: Snapshot,
+        tables: Collection[str] | None = None,
+        *,
+        resident: Collection[str] = (),
     ) -> Iterator[duckdb.DuckDBPyConnection]:
         """A cursor in which every warehouse table name (or only those of `tables`, for a
-        reader that knows what it reads) shows exactly `snapshot`. Use it in one thread;
-        close nothing yourself."""
-        views = self._acquire(snapshot, set(TABLES) if tables is None else set(tables))
+        reader that knows what it reads) shows exactly `snapshot`. The rollup tables of
+        `resident` are read from this reader's memory where it keeps rollups (the same
+        rows; the query engine names the one it will read). Use it in one thread; close
+        nothing yourself."""
+        views = self._acquire(
+            snapshot, set(TABLES) if tables is None else set(tables), set(resident)
+        )
         try:
             with self._lock:
                 cursor = self._db.cursor()
@@ -192,11 +221,22 @@ class WarehouseReader:
         with self.connect(self.snapshot(store_ids)) as cursor:
             yield cursor
 
+    @property
+    def resident_rows(self) -> int:
+        """Rollup rows this reader holds in memory now."""
+        with self._lock:
+            return 0 if self._resident is None else self._resident.rows
+
+    def resident_versions(self) -> dict[tuple[str, str], list[int]]:
+        """(rollup table, store) -> the published versions of the store held in memory."""
+        with self._lock:
+            return {} if self._resident is None else self._resident.held()
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
 
-    def _acquire(self, snapshot: Snapshot, tables: set[str]) -> _Views:
+    def _acquire(self, snapshot: Snapshot, tables: set[str], resident: set[str]) -> _Views:
         with self._lock:
             views = self._views.get(snapshot.key)
             if views is None:
@@ -206,12 +246,16 @@ class WarehouseReader:
                 finally:
                     cursor.close()
                 rates = f"{self._token}:{max(versions.values())}" if versions else None
-                views = _Views(f"snapshot_{snapshot.key}", versions, rates)
+                views = _Views(f"snapshot_{snapshot.key}", versions, rates, dict(snapshot.versions))
                 self._views[snapshot.key] = views
-            missing = [(n, table_sql(TABLES[n], views.versions)) for n in tables - views.tables]
-            if missing:
-                self._create(views.schema, missing)
-                views.tables.update(name for name, _ in missing)
+            in_memory = self._resident_views(views, resident & tables)
+            missing = [
+                (n, table_sql(TABLES[n], views.versions))
+                for n in tables - views.tables - {name for name, _ in in_memory}
+            ]
+            if missing or in_memory:
+                self._create(views.schema, missing + in_memory)
+                views.tables.update(name for name, _ in missing + in_memory)
             views.users += 1
             self._views.move_to_end(snapshot.key)
             self._evict()
@@ -223,6 +267,25 @@ class WarehouseReader:
             if views is not None:
                 views.users -= 1
             self._evict()
+
+    def _resident_views(self, views: _Views, tables: set[str]) -> list[tuple[str, str]]:
+        """(table, SELECT from memory) for each rollup table of `tables` that this reader
+        can hold and the snapshot does not read from memory yet."""
+        wanted = sorted(n for n in tables - views.resident if TABLES[n].rollup_of is not None)
+        if self._resident is None or not wanted or not views.versions:
+            return []
+        found = []
+        cursor = self._db.cursor()
+        try:
+            for name in wanted:
+                views.resident.add(name)
+                held = self._resident.view_sql(cursor, name, views.published, views.versions)
+                if held is not None:
+                    found.append((name, held[0]))
+                    views.slices.extend(held[1])
+        finally:
+            cursor.close()
+        return found
 
     def _create(self, schema: str, statements: list[tuple[str, str]]) -> None:
         cursor = self._db.cursor()
@@ -250,12 +313,14 @@ class WarehouseReader:
             if excess <= 0:
                 break
             if self._views[key].users == 0:
-                schema = self._views.pop(key).schema
+                views = self._views.pop(key)
                 cursor = self._db.cursor()
                 try:
                     cursor.execute(
-                        f"DROP SCHEMA IF EXISTS memory.{quote_identifier(schema)} CASCADE"
+                        f"DROP SCHEMA IF EXISTS memory.{quote_identifier(views.schema)} CASCADE"
                     )
+                    if self._resident is not None:
+                        self._resident.release(cursor, views.slices)
                 finally:
                     cursor.close()
                 excess -= 1

@@ -74,9 +74,17 @@ class Limits:
 Key = tuple[tuple[Any, ...], Any]  # (dimension values, bucket)
 
 
-def execute(cursor: duckdb.DuckDBPyConnection, plan: Plan, limits: Limits) -> QueryResult:
-    # A rollup where one gives the facts' answer exactly (warehouse.rollups.planner).
-    choice = choose_source(plan, enabled=limits.rollups)
+def source(plan: Plan, limits: Limits) -> Choice:
+    """The plan to run and the table it reads: a rollup where one gives the facts' answer
+    exactly (warehouse.rollups.planner), else the facts."""
+    return choose_source(plan, enabled=limits.rollups)
+
+
+def execute(
+    cursor: duckdb.DuckDBPyConnection, plan: Plan, limits: Limits, choice: Choice | None = None
+) -> QueryResult:
+    """The result of `plan` on `cursor`, from `choice` (`source(plan, limits)` when None)."""
+    choice = choice or source(plan, limits)
     try:
         result = _execute(cursor, choice.plan, limits)
     except duckdb.CatalogException as exc:

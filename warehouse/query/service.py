@@ -17,11 +17,12 @@ from typing import Protocol
 
 from warehouse.query.checker import Context, check
 from warehouse.query.diagnostics import invalid_query
-from warehouse.query.executor import Limits, execute
+from warehouse.query.executor import Limits, execute, source
 from warehouse.query.parser import parse
 from warehouse.query.plan import Plan, StoreInfo
 from warehouse.query.result import QueryResult
 from warehouse.reader import WarehouseReader
+from warehouse.rollups.planner import FACTS_SOURCE
 
 
 class ResultCache(Protocol):
@@ -88,8 +89,11 @@ def answer(
         cached = cache.get(key)
         if cached is not None:
             return cached
-    with reader.connect(snapshot) as cursor:
-        result = execute(cursor, plan, limits)
+    choice = source(plan, limits)
+    # The rollup it reads, from the reader's memory where the reader keeps rollups.
+    resident = () if choice.source == FACTS_SOURCE else (choice.source,)
+    with reader.connect(snapshot, resident=resident) as cursor:
+        result = execute(cursor, plan, limits, choice)
     if cache is not None and key is not None:
         cache.put(key, result)
     return result
