@@ -96,10 +96,10 @@ class Settings(BaseSettings):
     # exactly (warehouse.rollups); off (QUARRY_ROLLUPS=off) reads the facts always. The
     # sync writes the rollups either way.
     rollups: bool = True
-    # The API keeps up to this many rollup rows in its own memory (about 230 bytes each),
+    # The API keeps up to this many rollup rows in its own memory (about 430 bytes each),
     # copied from the lake once per published version of a store, so that a query a rollup
     # answers reads no lake file (warehouse.resident); 0 reads them from the lake always.
-    resident_rollup_rows: int = Field(default=2_000_000, ge=0)
+    resident_rollup_rows: int = Field(default=1_000_000, ge=0)
     # GET /metrics (Prometheus) on the API: off unless asked for; with a token, only a
     # request sending it as `Authorization: Bearer <token>` is answered (it names stores).
     metrics: bool = False

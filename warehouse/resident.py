@@ -14,8 +14,9 @@ extra column. A slice's rows never change (the store's rows at a published versi
 fixed), so a snapshot's view is a filter on the slices of its stores. The reader counts
 the snapshots using each slice; a slice no cached snapshot uses is deleted, and a table
 whose deleted rows outnumber its live ones is rewritten (DuckDB frees an in-memory table's
-memory only then). `max_rows` caps the rows held (about 230 bytes a row): a load that would
-pass it is undone and that snapshot reads the table from the lake, as without residency.
+memory only then). `max_rows` caps the rows held (about 430 bytes a row at 1M orders): a
+load that would pass it is undone, not tried again until some rows are freed, and that
+snapshot reads the table from the lake, as without residency.
 
 Not thread-safe by itself: the reader calls it under its own lock.
 """
@@ -54,6 +55,8 @@ class ResidentRollups:
         self._slices: dict[SliceKey, _Slice] = {}
         self._next = 1
         self._deleted: dict[str, int] = {}  # table -> rows deleted since its last rewrite
+        # Slices a load refused for want of room: not tried again until some are freed.
+        self._refused: set[SliceKey] = set()
         self._created: set[str] = set()
 
     @property
@@ -82,6 +85,8 @@ class ResidentRollups:
         a store's version differs from the copy's columns: read the lake then."""
         keys = {store: (table, store, int(published[store])) for store in scan}
         missing = [store for store, key in keys.items() if key not in self._slices]
+        if any(keys[store] in self._refused for store in missing):
+            return None
         if missing and not self._load(cursor, table, missing, keys, scan):
             return None
         used = [keys[store] for store in sorted(keys)]
@@ -154,6 +159,7 @@ class ResidentRollups:
                 self.max_rows,
             )
             self._discard(cursor, table, list(numbers.values()))
+            self._refused.update(keys[store] for store in stores)
             return False
         for store, number in numbers.items():
             self._slices[keys[store]] = _Slice(number, int(counted.get(number, 0)))
@@ -171,6 +177,7 @@ class ResidentRollups:
 
     def _delete(self, cursor: duckdb.DuckDBPyConnection, table: str, keys: list[SliceKey]) -> None:
         slices = [self._slices.pop(key) for key in keys]
+        self._refused.clear()
         self._discard(cursor, table, [s.number for s in slices])
         self._deleted[table] = self._deleted.get(table, 0) + sum(s.rows for s in slices)
         live = sum(s.rows for key, s in self._slices.items() if key[0] == table)
