@@ -1,5 +1,7 @@
 """The code location `pipelines.definitions`: every folder's Definitions, merged here with
-the resources they share. Importing it reads no setting (the resources do when built)."""
+the resources they share. Importing it reads no setting (the resources do when built),
+except in a Dagster run worker, which starts opening the lake first (pipelines.run_worker,
+called by the package's __init__)."""
 
 from __future__ import annotations
 
