@@ -1,7 +1,5 @@
 """The code location `pipelines.definitions`: every folder's Definitions, merged here with
-the resources they share. Importing it reads no setting (the resources do when built),
-except in a Dagster run worker, which starts opening the lake first (pipelines.run_worker,
-called by the package's __init__)."""
+the resources they share. Importing it reads no setting (the resources do when built)."""
 
 from __future__ import annotations
 

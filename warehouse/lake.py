@@ -16,7 +16,6 @@ import fcntl
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,79 +86,7 @@ def location(settings: Settings) -> LakeLocation:
 def connect(settings: Settings) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the lake attached as `lake` (created on first
     use, with every table of warehouse.schemas). UTC session time zone. Close it when the
-    process is done with the lake. The first call of a process that called `open_early`
-    for the same lake takes the connection opened there (with `settings`' threads and
-    memory limit)."""
-    early = _take_early(settings)
-    return early if early is not None else _open(settings)
-
-
-# Connections `open_early` is opening, by _early_key.
-_early: dict[tuple[str, str, str], Future[duckdb.DuckDBPyConnection | None]] = {}
-_early_lock = threading.Lock()
-
-
-def open_early(settings: Settings) -> None:
-    """Start opening the lake of `settings` in a thread, for this process's next `connect`
-    to it: the extensions' LOAD (DuckDB checks each file's signature) and the ATTACH, about
-    0.3 s, then overlap what the process does meanwhile (a run worker importing its code).
-    Nothing is started when the catalog does not exist yet: creating it takes the write
-    lock, which only a process that writes should take."""
-    try:
-        key = _early_key(settings)
-    except ConfigurationError:
-        return  # `connect` says so, where the process can report it
-    with _early_lock:
-        if key in _early:
-            return
-        future: Future[duckdb.DuckDBPyConnection | None] = Future()
-        _early[key] = future
-
-    def run() -> None:
-        try:
-            exists = _catalog_exists(location(settings))
-            future.set_result(_open(settings) if exists else None)
-        except BaseException as exc:  # handed to the caller of connect
-            future.set_exception(exc)
-
-    # A daemon: a process that exits without reading the lake does not wait for it.
-    threading.Thread(target=run, name="quarry-open-lake", daemon=True).start()
-
-
-def opening_early(settings: Settings) -> bool:
-    """Whether a connection that `open_early` started waits for this process's `connect`
-    to the lake of `settings`."""
-    with _early_lock:
-        return _early_key(settings) in _early
-
-
-def _early_key(settings: Settings) -> tuple[str, str, str]:
-    where = location(settings)
-    return (where.catalog, where.data_path, str(settings.home.resolve()))
-
-
-def _take_early(settings: Settings) -> duckdb.DuckDBPyConnection | None:
-    if not _early:
-        return None
-    with _early_lock:
-        future = _early.pop(_early_key(settings), None)
-    if future is None:
-        return None
-    try:
-        con = future.result()
-    except Exception:
-        # Opened again in the caller's thread, whose error is the one to report.
-        return None
-    if con is None:
-        return None
-    con.execute(
-        f"SET GLOBAL threads = {int(settings.duckdb_threads)}; "
-        f"SET GLOBAL memory_limit = {_literal(settings.duckdb_memory_limit)}"
-    )
-    return con
-
-
-def _open(settings: Settings) -> duckdb.DuckDBPyConnection:
+    process is done with the lake."""
     where = location(settings)
     refuse_delta_home(settings)
     # Where a sort or aggregate past the memory limit spills: the role's own home, not
