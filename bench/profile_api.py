@@ -128,7 +128,6 @@ def _query_request(app: Any, key: str, text: str, steps: Steps) -> bytes:
     from registry.principals import load_principal
     from warehouse.query import Limits, QueryContext, StoreInfo
     from warehouse.query.executor import execute, source
-    from warehouse.rollups.planner import FACTS_SOURCE
 
     with steps.step("key check"), app.state.registry.engine.connect() as connection:
         principal = load_principal(connection, key)
@@ -147,8 +146,7 @@ def _query_request(app: Any, key: str, text: str, steps: Steps) -> bytes:
         snapshot = reader.snapshot(list(store_ids))
     opened = time.perf_counter()
     # As warehouse.query.service.answer: the rollup read from the reader's memory.
-    resident = () if choice.source == FACTS_SOURCE else (choice.source,)
-    with reader.connect(snapshot, resident=resident) as cursor:
+    with reader.connect(snapshot, resident=[choice.source]) as cursor:
         steps.add("cursor", time.perf_counter() - opened)
         statements = ("data work", "engine: catalog look-ups")
         before = steps.in_run(statements)

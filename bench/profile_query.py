@@ -122,8 +122,8 @@ def main(home: Path, name: str, repeats: int, operators: int, out: Path) -> None
     snapshot = reader.snapshot(dataset.store_ids)
     try:
         with reader.connect(snapshot) as cursor:
-            source = run_engine(cursor, dataset, query.text).source_table
-        with reader.connect(snapshot, resident=[source] if source else []) as cursor:
+            source = run_engine(cursor, dataset, query.text).source_table or "facts"
+        with reader.connect(snapshot, resident=[source]) as cursor:
             floor_wall, _ = timed(
                 lambda: cursor.execute(bind(query.sql, query.params)).fetchall(), repeats
             )

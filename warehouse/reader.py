@@ -179,8 +179,9 @@ class WarehouseReader:
         """A cursor in which every warehouse table name (or only those of `tables`, for a
         reader that knows what it reads) shows exactly `snapshot`. The rollup tables of
         `resident` are read from this reader's memory where it keeps rollups (the same
-        rows; the query engine names the one it will read). Use it in one thread; close
-        nothing yourself."""
+        rows; the query engine names the source it will read, and any name other than a
+        rollup table's, the facts', is ignored). Use it in one thread; close nothing
+        yourself."""
         views = self._acquire(
             snapshot, set(TABLES) if tables is None else set(tables), set(resident)
         )

@@ -7,7 +7,7 @@ amounts, so a test can tell old rows from new ones.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -22,6 +22,7 @@ from registry.db import Registry
 from tests.destinations.servers import use_servers
 from warehouse.lake import Lake
 from warehouse.pages import ChangePage
+from warehouse.query.plan import StoreInfo
 from warehouse.reader import WarehouseReader
 from warehouse.schemas import TABLES
 from warehouse.snapshots import record_snapshot
@@ -134,18 +135,20 @@ def ids(rows: list[Row]) -> list[str]:
     return sorted(row["id"] for row in rows)
 
 
-def add_stores(registry: Registry) -> None:
-    """One account owning the stores STORES."""
+def add_stores(registry: Registry, stores: Mapping[str, StoreInfo] | None = None) -> None:
+    """One account owning `stores` (id -> name, currency, zone): by default STORES, in USD
+    and UTC, each named by its id."""
+    wanted = stores or {store: StoreInfo(store, "USD", "UTC") for store in STORES}
     with registry.session() as session:
         account = create_account(session, name="Acme", currency="USD", timezone="UTC")
-        for store in STORES:
+        for store, info in wanted.items():
             create_store(
                 session,
                 account_id=account.id,
-                name=store,
+                name=info.name,
                 domain=f"{store}.example",
-                currency="USD",
-                timezone="UTC",
+                currency=info.currency,
+                timezone=info.timezone,
                 platform="demo",
                 store_id=store,
             )

@@ -22,7 +22,6 @@ from warehouse.query.parser import parse
 from warehouse.query.plan import Plan, StoreInfo
 from warehouse.query.result import QueryResult
 from warehouse.reader import WarehouseReader
-from warehouse.rollups.planner import FACTS_SOURCE
 
 
 class ResultCache(Protocol):
@@ -91,8 +90,7 @@ def answer(
             return cached
     choice = source(plan, limits)
     # The rollup it reads, from the reader's memory where the reader keeps rollups.
-    resident = () if choice.source == FACTS_SOURCE else (choice.source,)
-    with reader.connect(snapshot, resident=resident) as cursor:
+    with reader.connect(snapshot, resident=[choice.source]) as cursor:
         result = execute(cursor, plan, limits, choice)
     if cache is not None and key is not None:
         cache.put(key, result)

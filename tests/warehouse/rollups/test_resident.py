@@ -7,15 +7,15 @@ reader over its row budget reads the lake."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import closing
 from typing import Any
 
 import pytest
 
 from quarry.errors import QuarryError
 from quarry.settings import Settings
-from registry.accounts import create_account, create_store
 from registry.db import Registry
-from tests.warehouse.conftest import publish
+from tests.warehouse.conftest import add_stores, publish
 from tests.warehouse.rollups.shops import (
     ACCOUNT_CURRENCY,
     ACCOUNT_ZONE,
@@ -38,19 +38,7 @@ BREAKDOWN = "FROM sales SHOW total_sales, orders GROUP BY store SINCE 2024-09-01
 @pytest.fixture
 def registry(quarry_env: Settings) -> Iterator[Registry]:
     reg = Registry(quarry_env)
-    with reg.session() as session:
-        account = create_account(session, name="Acme", currency="USD", timezone="UTC")
-        for store_id, info in STORES.items():
-            create_store(
-                session,
-                account_id=account.id,
-                name=info.name,
-                domain=f"{store_id}.example",
-                currency=info.currency,
-                timezone=info.timezone,
-                platform="demo",
-                store_id=store_id,
-            )
+    add_stores(reg, STORES)
     yield reg
     reg.dispose()
 
@@ -100,9 +88,10 @@ def _compare(lake_reader: WarehouseReader, memory: WarehouseReader, seed: int) -
 def test_rollups_held_in_memory_answer_as_the_lake_does_through_published_syncs(
     lake: Lake, registry: Registry, quarry_env: Settings, shops: list[Shop]
 ) -> None:
-    lake_reader = _reader(quarry_env, registry, 0)
-    memory = _reader(quarry_env, registry, 1_000_000)
-    try:
+    with (
+        closing(_reader(quarry_env, registry, 0)) as lake_reader,
+        closing(_reader(quarry_env, registry, 1_000_000)) as memory,
+    ):
         assert _compare(lake_reader, memory, seed=11) >= 10
         assert memory.resident_rows > 0
         for k, shop in enumerate(shops):
@@ -110,16 +99,12 @@ def test_rollups_held_in_memory_answer_as_the_lake_does_through_published_syncs(
             publish(lake, registry, shop.store_id)
             assert _compare(lake_reader, memory, seed=12 + k) >= 10
         assert lake_reader.resident_rows == 0
-    finally:
-        lake_reader.close()
-        memory.close()
 
 
 def test_a_store_is_copied_once_per_published_version_and_freed_with_its_snapshots(
     lake: Lake, registry: Registry, quarry_env: Settings, shops: list[Shop]
 ) -> None:
-    memory = _reader(quarry_env, registry, 1_000_000)
-    try:
+    with closing(_reader(quarry_env, registry, 1_000_000)) as memory:
         _answer(memory, BREAKDOWN)
         first = memory.resident_versions()
         tables = {t for t, _ in first}
@@ -137,13 +122,10 @@ def test_a_store_is_copied_once_per_published_version_and_freed_with_its_snapsho
         assert {k: v for k, v in second.items() if k[1] != changed} == {
             k: v for k, v in first.items() if k[1] != changed
         }
-    finally:
-        memory.close()
 
     # One cached snapshot: a query of one store evicts the snapshot of all, and with it
     # the copies only that one read.
-    memory = _reader(quarry_env, registry, 1_000_000, max_cached_snapshots=1)
-    try:
+    with closing(_reader(quarry_env, registry, 1_000_000, max_cached_snapshots=1)) as memory:
         _answer(memory, BREAKDOWN)
         everything = memory.resident_rows
         _answer(memory, BREAKDOWN, store_ids=[changed])
@@ -152,20 +134,16 @@ def test_a_store_is_copied_once_per_published_version_and_freed_with_its_snapsho
         assert {store for _, store in held} == {changed}
         assert set(map(tuple, held.values())) == {(version,)}
         assert 0 < memory.resident_rows < everything
-    finally:
-        memory.close()
 
 
 def test_a_reader_over_its_row_budget_reads_the_rollups_from_the_lake(
     lake: Lake, registry: Registry, quarry_env: Settings, shops: list[Shop]
 ) -> None:
-    lake_reader = _reader(quarry_env, registry, 0)
-    small = _reader(quarry_env, registry, 5)
-    try:
+    with (
+        closing(_reader(quarry_env, registry, 0)) as lake_reader,
+        closing(_reader(quarry_env, registry, 5)) as small,
+    ):
         expected, source = _answer(lake_reader, BREAKDOWN)
         assert source != "facts"
         assert _answer(small, BREAKDOWN) == (expected, source)
         assert small.resident_rows == 0
-    finally:
-        lake_reader.close()
-        small.close()
