@@ -70,6 +70,10 @@ class Settings(BaseSettings):
     # 2.6 GB of RSS under the 2GB limit, about 0.7 GB under 400MB, 17% slower).
     export_duckdb_memory_limit: str = "400MB"
     duckdb_threads: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1))
+    # DuckDB's signature check of the extension files that Quarry's packages ship: off by
+    # default (warehouse.extensions says why); true puts it back, at about 0.25 s per
+    # process that opens the lake.
+    duckdb_verify_extensions: bool = False
     # The warehouse (DuckLake): its catalog (a SQLite file in QUARRY_HOME by default, or a
     # postgresql:// URL) and its data files (a folder in QUARRY_HOME, or s3://bucket/prefix).
     catalog_url: str | None = None

@@ -4,15 +4,23 @@ packages.
 DuckDB's extension repository is not reachable where Quarry often runs (offline machines,
 locked-down hosts), and an extension DuckDB fetches on its own at first use fails there in
 the middle of a query. So connections are made with auto-install and auto-load off, and
-every extension is LOADed explicitly from the file its PyPI package ships. DuckDB checks
-each file's signature on LOAD (allow_unsigned_extensions stays off). Where a package is
+every extension is LOADed explicitly from the file its PyPI package ships. Where a package is
 missing, DuckDB's own INSTALL is tried instead, which needs its repository.
+
+DuckDB's signature check of a packaged file is skipped unless QUARRY_DUCKDB_VERIFY_EXTENSIONS
+asks for it: it hashes the whole file (about 35 MB) on every LOAD, 110-150 ms per extension
+and process (measured: 240 ms -> 10 ms for the two every lake connection loads), paid by
+each run worker, step process and CLI command. The packaged files are installed by pip
+beside DuckDB's own library, which nothing checks on load: whoever could swap one could swap
+the other. An extension from DuckDB's repository is always checked.
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
+from collections.abc import Iterable
+from functools import cache
 from pathlib import Path
 
 import duckdb
@@ -34,6 +42,17 @@ NO_AUTOLOAD: dict[str, str | bool] = {
 }
 
 
+def connection_config(names: Iterable[str], *, verify: bool) -> dict[str, str | bool]:
+    """The settings of a connection that will LOAD `names` (see load): NO_AUTOLOAD, and
+    DuckDB's signature check off when every one of them comes from its package and
+    `verify` (QUARRY_DUCKDB_VERIFY_EXTENSIONS) is false."""
+    config = dict(NO_AUTOLOAD)
+    if not verify and all(packaged_file(name) is not None for name in names):
+        config["allow_unsigned_extensions"] = True
+    return config
+
+
+@cache
 def packaged_file(name: str) -> Path | None:
     """The extension file of `name` in its installed package, for this DuckDB's version;
     None when the package is not installed or ships no file for this version."""

@@ -93,10 +93,12 @@ def connect(settings: Settings) -> duckdb.DuckDBPyConnection:
     # DuckDB's default `.tmp` in whatever directory the process started in.
     spill = settings.home.resolve() / "duckdb-spill"
     spill.mkdir(parents=True, exist_ok=True)
+    scanner = "sqlite_scanner" if where.catalog_kind == "sqlite" else "postgres_scanner"
+    needed = ["ducklake", scanner, *(["httpfs"] if where.on_s3 else [])]
     con = duckdb.connect(
         ":memory:",
         config={
-            **extensions.NO_AUTOLOAD,
+            **extensions.connection_config(needed, verify=settings.duckdb_verify_extensions),
             "threads": settings.duckdb_threads,
             "memory_limit": settings.duckdb_memory_limit,
             "temp_directory": str(spill),
@@ -107,10 +109,6 @@ def connect(settings: Settings) -> duckdb.DuckDBPyConnection:
         con.execute("SET GLOBAL TimeZone = 'UTC'")
         # The lake's Parquet files never change once written.
         con.execute("SET GLOBAL parquet_metadata_cache = true")
-        scanner = "sqlite_scanner" if where.catalog_kind == "sqlite" else "postgres_scanner"
-        needed = ["ducklake", scanner]
-        if where.on_s3:
-            needed.append("httpfs")
         extensions.load(con, *needed)
         if where.on_s3:
             _create_s3_secret(con, settings, where.data_path)
