@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from warehouse.query.dates import Window
+from warehouse.query.fields import FIRST_ORDERS_ALIAS, FIRST_ORDERS_SQL
 from warehouse.query.plan import (
     Plan,
     RBetween,
@@ -27,9 +28,11 @@ from warehouse.query.plan import (
 )
 from warehouse.query.sql import Sql, pushdown_safe
 
-# A column of the readable stores relation (aliased s) in generated SQL; user values are
-# bound parameters, never in the text.
+# A column of the readable stores relation (aliased s), or of the customers' first orders
+# (warehouse.query.fields.FIRST_ORDERS_SQL), in generated SQL; user values are bound
+# parameters, never in the text.
 _STORE_COLUMN = re.compile(r"\bs\.")
+_FIRST_ORDER_COLUMN = re.compile(rf"\b{FIRST_ORDERS_ALIAS}\.")
 
 
 @dataclass(frozen=True)
@@ -225,8 +228,18 @@ def aggregate_sql(
     sql = Sql("SELECT ") + columns + f" FROM {t.table} t"
     # The readable stores are joined only for what reads them (the store's name or zone):
     # t.store_id IN (...) already keeps to them, and the join cost a fifth of a scan.
-    if _STORE_COLUMN.search(" ".join((columns.text, fx_join, fold_join.text, where.text))):
+    read = " ".join((columns.text, fx_join, fold_join.text, where.text))
+    if _STORE_COLUMN.search(read):
         sql = sql + f" JOIN {rel.stores} s ON s.store_id = t.store_id"
+    if _FIRST_ORDER_COLUMN.search(read):
+        before, after = FIRST_ORDERS_SQL.split("{stores}")
+        sql = (
+            sql
+            + f" LEFT JOIN ({before}"
+            + (ids if ids is not None else Sql("NULL"))
+            + f"{after}) {FIRST_ORDERS_ALIAS} ON {FIRST_ORDERS_ALIAS}.store_id = t.store_id "
+            f"AND {FIRST_ORDERS_ALIAS}.customer_id = t.customer_id"
+        )
     sql = sql + fx_join + fold_join + " WHERE " + where
     # Partial-sum rows make a group only where their events add up to some (the facts
     # have a row there); the grand total is a row either way, as over the facts.
