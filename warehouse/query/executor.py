@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,6 +29,7 @@ from warehouse.query.compiler import (
     grouping_mask,
     key_sql,
 )
+from warehouse.query.deadline import WATCHDOG
 from warehouse.query.diagnostics import START, Diagnostic, invalid_query
 from warehouse.query.plan import (
     Arith,
@@ -57,7 +57,6 @@ from warehouse.sql_values import bind
 logger = logging.getLogger("warehouse.query")
 
 OTHER = "Other"
-_FACTOR_PLACES = Decimal("1e-12")
 # Above this many days the factors' days come from the events instead of the calendar: a
 # window may span millennia, and a row per calendar day and currency would then cost more
 # than the one pass over the events that lists only the days that have some.
@@ -163,34 +162,18 @@ def _relations(cursor: duckdb.DuckDBPyConnection, plan: Plan) -> Iterator[_Regis
 
 
 def _factors(cursor: duckdb.DuckDBPyConnection, plan: Plan, rel: _Registered) -> pa.Table:
-    """Per currency and day, the factor that converts an amount to the query currency:
-    rate(target) / rate(currency), both units per USD, from the day's rate or the latest
-    earlier one. The days listed cover every event of the query's windows; a day listed
-    without events costs nothing, a day missing would read as a missing rate."""
-    out: dict[str, list[Any]] = {"currency": [], "date": [], "factor": []}
-    rows = _rate_rows(cursor, plan, rel) if plan.store_ids else []
-    with localcontext() as ctx:
-        ctx.prec = 34
-        for currency, day, theirs, mine in rows:
-            factor: Decimal | None = Decimal(1)
-            if currency != plan.currency:
-                mine = Decimal(1) if plan.currency == "USD" else mine
-                theirs = Decimal(1) if currency == "USD" else theirs
-                # No rate yet: only an error if a row needs one, which SQL checks (missing_fx).
-                factor = (
-                    None
-                    if mine is None or theirs is None
-                    # Divided here, not in DuckDB, which divides decimals as doubles; kept to
-                    # 12 places so that the sums in SQL stay exact.
-                    else (Decimal(mine) / Decimal(theirs)).quantize(_FACTOR_PLACES)
-                )
-            out["currency"].append(currency)
-            out["date"].append(day)
-            out["factor"].append(factor)
-    schema = pa.schema(
-        [("currency", pa.string()), ("date", pa.date32()), ("factor", pa.decimal128(20, 12))]
-    )
-    return pa.table(out, schema=schema)
+    """Per currency and day, the factor that converts an amount to the query currency
+    (rates.factor_table). The days listed cover every event of the query's windows; a day
+    listed without events costs nothing, a day missing would read as a missing rate."""
+    if not plan.store_ids:
+        return rates.factors_of([], plan.currency)
+    ranges = _calendar_days(plan)
+    if ranges is not None:
+        currencies = {plan.stores[s].currency for s in plan.store_ids if s in plan.stores}
+        return rates.factor_table(cursor, currencies, plan.currency, ranges)
+    sql, params = _event_rates_sql(plan, rel.names.stores)
+    rel.stores_named_in(sql)
+    return rates.factors_of(cursor.execute(bind(sql, params)).fetchall(), plan.currency)
 
 
 def _calendar_days(plan: Plan) -> list[tuple[date, date]] | None:
@@ -209,26 +192,11 @@ def _calendar_days(plan: Plan) -> list[tuple[date, date]] | None:
     return ranges
 
 
-def _rate_rows(
-    cursor: duckdb.DuckDBPyConnection, plan: Plan, rel: _Registered
-) -> list[tuple[str, date, Decimal | None, Decimal | None]]:
-    """(currency, date, rate of currency, rate of the query currency) for each currency
-    and day the query may need: the day's rate or the latest earlier one, null when there
-    is none. The currencies are those of the stores in scope (a store's rows are in its
-    currency); the days are the windows' calendar days, looked up in the rate histories
-    (warehouse.query.rates), or for a very long window the days that have events, which
-    SQL lists and the aggregate queries join on by plan.fx_date_sql."""
-    ranges = _calendar_days(plan)
-    if ranges is not None:
-        currencies = {plan.stores[s].currency for s in plan.store_ids if s in plan.stores}
-        return rates.daily_rates(cursor, currencies, plan.currency, ranges)
-    sql, params = _event_rates_sql(plan, rel.names.stores)
-    rel.stores_named_in(sql)
-    return cursor.execute(bind(sql, params)).fetchall()
-
-
 def _event_rates_sql(plan: Plan, stores: str) -> tuple[str, list[Any]]:
-    """_rate_rows in SQL, for the days that have events in the windows."""
+    """(currency, date, rate of currency, rate of the query currency) for the days that
+    have events in the windows (for a window too long to list its calendar days), the
+    latest rate on or before each day, in SQL. The aggregate queries join them on
+    plan.fx_date_sql."""
     ids = Sql.join(", ", [Sql.param(s) for s in plan.store_ids])
     t = plan.source
     time_col = f"t.{t.time_column}"
@@ -283,8 +251,7 @@ def _event_rates_sql(plan: Plan, stores: str) -> tuple[str, list[Any]]:
 @contextmanager
 def _deadline(cursor: duckdb.DuckDBPyConnection, seconds: float) -> Iterator[None]:
     """Interrupt the cursor when the time is up; the interrupted query raises."""
-    timer = threading.Timer(seconds, cursor.interrupt)
-    timer.start()
+    entry = WATCHDOG.watch(seconds, cursor.interrupt)
     try:
         yield
     except duckdb.InterruptException as exc:
@@ -292,7 +259,7 @@ def _deadline(cursor: duckdb.DuckDBPyConnection, seconds: float) -> Iterator[Non
             detail=f"The query timed out: it ran past the {seconds:g} s time limit."
         ) from exc
     finally:
-        timer.cancel()
+        WATCHDOG.cancel(entry)
 
 
 # ---- one query run ----

@@ -75,3 +75,26 @@ def test_a_history_is_read_once_per_set_of_files(
     rows = rates.daily_rates(con, ["EUR"], "USD", days)
     assert reads == ["USD", "EUR", "USD", "EUR"]
     assert rows[-1] == ("EUR", date(2024, 1, 5), Decimal("0.5"), None)
+
+
+def test_factors_convert_to_the_target_and_are_kept_per_version(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rates, "_factor_tables", type(rates._factor_tables)())
+    days = [(date(2024, 1, 1), date(2024, 1, 5))]
+    table = rates.factor_table(con, ["JPY", "EUR"], "EUR", days)
+    factors = {(r["currency"], r["date"].day): r["factor"] for r in table.to_pylist()}
+    places = Decimal("1e-12")
+    assert factors[("EUR", 1)] == 1  # the target itself, rate or not
+    assert factors[("JPY", 1)] is None and factors[("JPY", 2)] is None  # no JPY rate yet
+    assert factors[("JPY", 4)] == (Decimal("0.9") / Decimal("140")).quantize(places)
+    assert factors[("JPY", 5)] == (Decimal("0.95") / Decimal("140")).quantize(places)
+    assert rates.factor_table(con, ["EUR", "JPY"], "EUR", days) is table
+    newer = tmp_path / "newer.csv"
+    newer.write_text("date,base,currency,rate\n2024-01-02,USD,EUR,0.5\n2024-01-02,USD,JPY,100\n")
+    _snapshot(con, "snap_b", newer)
+    fresh = rates.factor_table(con, ["JPY", "EUR"], "EUR", days)
+    assert fresh is not table
+    assert {(r["currency"], r["date"].day): r["factor"] for r in fresh.to_pylist()}[
+        ("JPY", 4)
+    ] == Decimal("0.005")
