@@ -498,7 +498,14 @@ def iter_buckets(granularity: str, window: Window, clock: Clock) -> Iterator[obj
                 yield at
                 at += _CLOCK_UNITS[granularity]
             return
-        day, step = first, period_step(granularity)
+        # Days and weeks step by timedelta: adding a relativedelta cost 20 µs a bucket,
+        # a tenth of a small query for a month of days listed twice.
+        step: timedelta | relativedelta = (
+            timedelta(days=7 if granularity == "week" else 1)
+            if granularity in ("day", "week")
+            else period_step(granularity)
+        )
+        day = first
         while clock.midnight(day) < window.lt:
             yield day
             day = day + step
