@@ -19,9 +19,10 @@ from __future__ import annotations
 import threading
 from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from datetime import date, timedelta
 from decimal import Decimal, localcontext
+from typing import Generic, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -29,22 +30,46 @@ import pyarrow as pa
 from warehouse.reader import RATES_SOURCE_VARIABLE
 from warehouse.sql_values import bind
 
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class _Kept(Generic[K, V]):
+    """The values of the `size` most recently used keys, shared by the process's threads;
+    a missing one is made outside the lock (two threads may both make it: the same value)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._values: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K, make: Callable[[], V]) -> V:
+        with self._lock:
+            found = self._values.get(key)
+            if found is not None:
+                self._values.move_to_end(key)
+                return found
+        made = make()
+        with self._lock:
+            self._values[key] = made
+            while len(self._values) > self.size:
+                self._values.popitem(last=False)
+        return made
+
+
 # (rates version, currency) -> (dates ascending, rate of each date); a currency's history
 # is a few thousand entries, and an entry is dropped once 256 newer ones were read.
 History = tuple[list[date], list[Decimal]]
-_MAX_HISTORIES = 256
-_histories: OrderedDict[tuple[str, str], History] = OrderedDict()
+_histories: _Kept[tuple[str, str], History] = _Kept(256)
 # (rates version, currencies, query currency, day ranges) -> factors; a year of five
 # currencies is about 1,800 rows (some 50 KB).
 FactorKey = tuple[str, frozenset[str], str, tuple[tuple[date, date], ...]]
-_MAX_FACTOR_TABLES = 128
-_factor_tables: OrderedDict[FactorKey, pa.Table] = OrderedDict()
+_factor_tables: _Kept[FactorKey, pa.Table] = _Kept(128)
 # Factors are kept to 12 places (so that the sums in SQL stay exact).
 _FACTOR_PLACES = Decimal("1e-12")
 FACTOR_SCHEMA = pa.schema(
     [("currency", pa.string()), ("date", pa.date32()), ("factor", pa.decimal128(20, 12))]
 )
-_lock = threading.Lock()
 
 
 def _source(cursor: duckdb.DuckDBPyConnection) -> str | None:
@@ -69,18 +94,7 @@ def history(cursor: duckdb.DuckDBPyConnection, currency: str, source: str | None
     """Units of `currency` per USD by date, ascending."""
     if source is None:
         return _read(cursor, currency)
-    key = (source, currency)
-    with _lock:
-        found = _histories.get(key)
-        if found is not None:
-            _histories.move_to_end(key)
-            return found
-    found = _read(cursor, currency)
-    with _lock:
-        _histories[key] = found
-        while len(_histories) > _MAX_HISTORIES:
-            _histories.popitem(last=False)
-    return found
+    return _histories.get((source, currency), lambda: _read(cursor, currency))
 
 
 def _on_or_before(rates: History, day: date) -> Decimal | None:
@@ -100,17 +114,9 @@ def factor_table(
     if source is None:
         return factors_of(_daily_rates(cursor, wanted, target, ranges, None), target)
     key: FactorKey = (source, wanted, target, tuple(ranges))
-    with _lock:
-        found = _factor_tables.get(key)
-        if found is not None:
-            _factor_tables.move_to_end(key)
-            return found
-    found = factors_of(_daily_rates(cursor, wanted, target, ranges, source), target)
-    with _lock:
-        _factor_tables[key] = found
-        while len(_factor_tables) > _MAX_FACTOR_TABLES:
-            _factor_tables.popitem(last=False)
-    return found
+    return _factor_tables.get(
+        key, lambda: factors_of(_daily_rates(cursor, wanted, target, ranges, source), target)
+    )
 
 
 def factors_of(

@@ -64,7 +64,7 @@ def test_a_history_is_read_once_per_set_of_files(
         return real(cursor, currency)
 
     monkeypatch.setattr(rates, "_read", counting)
-    monkeypatch.setattr(rates, "_histories", type(rates._histories)())
+    monkeypatch.setattr(rates, "_histories", type(rates._histories)(rates._histories.size))
     days = [(date(2024, 1, 1), date(2024, 1, 5))]
     rates.daily_rates(con, ["EUR"], "USD", days)
     rates.daily_rates(con, ["EUR"], "USD", days)
@@ -80,7 +80,9 @@ def test_a_history_is_read_once_per_set_of_files(
 def test_factors_convert_to_the_target_and_are_kept_per_version(
     con: duckdb.DuckDBPyConnection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(rates, "_factor_tables", type(rates._factor_tables)())
+    monkeypatch.setattr(
+        rates, "_factor_tables", type(rates._factor_tables)(rates._factor_tables.size)
+    )
     days = [(date(2024, 1, 1), date(2024, 1, 5))]
     table = rates.factor_table(con, ["JPY", "EUR"], "EUR", days)
     factors = {(r["currency"], r["date"].day): r["factor"] for r in table.to_pylist()}
