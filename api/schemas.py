@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from pydantic_core import PydanticCustomError
 
 from exports.files.formats import FORMATS
-from warehouse.catalog import Dataset, FieldType
+from warehouse.catalog import Aggregation, Dataset, FieldType
 from warehouse.query.checker import time_zones
 
 
@@ -70,9 +70,7 @@ class DatasetField(BaseModel):
     description: str
     type: Literal["string", "number", "money", "date", "boolean", "percent"]
     role: Literal["dimension", "metric"]
-    default_aggregation: (
-        Literal["sum", "avg", "min", "max", "count", "count_distinct", "median"] | None
-    )
+    default_aggregation: Aggregation | None
     aggregate_only: bool = Field(description="Only for COUNT in queries; never in a record.")
 
 

@@ -13,6 +13,8 @@ from typing import Literal
 
 FieldType = Literal["string", "number", "money", "date", "boolean", "percent"]
 Role = Literal["dimension", "metric"]
+# warehouse.query.aggregates.NAMES, spelt out for mypy (tests/warehouse/query/test_aggregates.py
+# holds the two to the same list).
 Aggregation = Literal["sum", "avg", "min", "max", "count", "count_distinct", "median"]
 DatasetKind = Literal["query", "records"]
 

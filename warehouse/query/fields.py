@@ -1,13 +1,18 @@
 """How catalog fields become SQL. The catalog names the fields; this module knows the few
-`sales` metrics that are not a stored column (orders, customers, average_order_value) and
-where each dataset keeps its event time."""
+`sales` metrics that are not a stored column (orders, customers, average_order_value),
+where each dataset keeps its event time and how an event's local time and date are read.
+The checker calls these and writes no SQL of its own."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
 
 from warehouse.catalog import Dataset, Field
+from warehouse.query.aggregates import BY_NAME as AGGREGATES
 from warehouse.query.plan import Arith, Const, MetricExpr, Part, PartRef, Source
+from warehouse.query.sql import Sql
+from warehouse.tables import quote_literal
 
 ZERO = Decimal(0)
 
@@ -28,7 +33,8 @@ SOURCES = {
     "customers": Source(_FIRST_ORDERS, "first_order_at"),
 }
 
-_ORDERS_SQL = "COUNT(DISTINCT CASE WHEN t.event_type = 'order' THEN t.order_id END)"
+# The rollup planner (warehouse.rollups.planner) recognises this aggregate by its text.
+ORDERS_SQL = "COUNT(DISTINCT CASE WHEN t.event_type = 'order' THEN t.order_id END)"
 # Shopify counts the customers who placed an order in the window: a customer whose only
 # event in it is a return is not one of them.
 _CUSTOMERS_SQL = "COUNT(DISTINCT CASE WHEN t.event_type = 'order' THEN t.customer_id END)"
@@ -193,6 +199,9 @@ NOT_SYNCED: dict[str, dict[str, str]] = {
     },
 }
 
+# What WHERE store = ... filters on: the rollup planner finds the stores a query keeps to
+# by this text.
+STORE_ID_SQL = "t.store_id"
 # The store a row belongs to, by name: a dimension of every dataset (stores are what an
 # account's query spans), though only `sales` lists it in the catalog.
 STORE = Field("store", "Store", "Name of the store.", "string")
@@ -304,28 +313,18 @@ def aggregate(
         )
     if field.aggregate_only:
         return parts.ref("COUNT(*)", ZERO)
-    value = value_sql(field, fx)
-    if func == "sum":
-        return parts.ref(f"SUM({value})", ZERO)
-    if func == "count":
-        return parts.ref(f"COUNT({value})", ZERO)
-    if func == "count_distinct":
-        return parts.ref(f"COUNT(DISTINCT t.{field.source})", ZERO)
-    if func in ("min", "max"):
-        return parts.ref(f"{func.upper()}({value})", None)
-    if func == "median":
-        # A wide decimal keeps the midpoint of two cents exact (1.875, not 1.87).
-        cast = f"CAST({value} AS DECIMAL(38, 14))" if field.type == "money" else value
-        return parts.ref(f"MEDIAN({cast})", None)
-    # avg: exact as sum / count, finished in Python with decimals
-    total = parts.ref(f"SUM({value})", ZERO)
-    count = parts.ref(f"COUNT({value})", ZERO)
-    return Arith("/", total, count)
+    agg = AGGREGATES[func]
+    texts = agg.sql_texts(value_sql(field, fx), f"t.{field.source}", field.type == "money")
+    refs = [parts.ref(text, agg.empty) for text in texts]
+    if len(refs) == 1:
+        return refs[0]
+    numerator, denominator = refs
+    return Arith("/", numerator, denominator)
 
 
 def semantic(name: str, fx: bool, parts: PartRegistry, dataset: Dataset) -> MetricExpr:
     if name == "orders":
-        return parts.ref(_ORDERS_SQL, ZERO)
+        return parts.ref(ORDERS_SQL, ZERO)
     if name == "customers":
         return parts.ref(_CUSTOMERS_SQL, ZERO)
     if name == "returning_customers":
@@ -359,4 +358,43 @@ def semantic(name: str, fx: bool, parts: PartRegistry, dataset: Dataset) -> Metr
         parts.ref(f"SUM({value_sql(gross, fx)})", ZERO),
         parts.ref(f"SUM({value_sql(discounts, fx)})", ZERO),
     )
-    return Arith("/", net, parts.ref(_ORDERS_SQL, ZERO))
+    return Arith("/", net, parts.ref(ORDERS_SQL, ZERO))
+
+
+def zone_time_sql(zone: str, moment: str) -> str:
+    """The local time in `zone` of the UTC instant `moment`. The zone is a literal (one of
+    the checker's time_zones(), quoted): a time bucket can then be grouped on, GROUPING
+    SETS included, without parameters in the grouping."""
+    return f"timezone({quote_literal(zone)}, {moment})"
+
+
+def local_sql(source: Source, zone: str, account_zone: str, store_zones: set[str]) -> Sql:
+    """The event's local time in the query zone. Converting at query time is most of
+    the cost of a big group-by, so use the column computed at sync when it matches.
+    store_zones: the zones of the stores in scope."""
+    if source.account_local and zone == account_zone:
+        return Sql(f"t.{source.account_local}")
+    if source.store_local and store_zones == {zone}:
+        return Sql(f"t.{source.store_local}")
+    return Sql(zone_time_sql(zone, f"t.{source.time_column}"))
+
+
+def fx_date_sql(source: Source, store_zones: Mapping[str, str]) -> str:
+    """The event's date in its store's zone (store_zones: the zone of each store in scope,
+    in scope order): the day whose exchange rate applies. Each zone a literal, chosen by
+    store: timezone() with the zone read from a column converts row by row, and took most
+    of a FROM customers query at 1M orders."""
+    if source.store_local:
+        return f"CAST(t.{source.store_local} AS DATE)"
+    moment = f"t.{source.time_column}"
+    by_zone: dict[str, list[str]] = {}
+    for store_id, zone in store_zones.items():
+        by_zone.setdefault(zone, []).append(store_id)
+    if len(by_zone) <= 1:
+        return f"CAST({zone_time_sql(next(iter(by_zone), 'UTC'), moment)} AS DATE)"
+    branches = " ".join(
+        f"WHEN {STORE_ID_SQL} IN ({', '.join(quote_literal(s) for s in stores)}) "
+        f"THEN {zone_time_sql(zone, moment)}"
+        for zone, stores in sorted(by_zone.items())
+    )
+    return f"CAST(CASE {branches} END AS DATE)"

@@ -14,6 +14,7 @@ from datetime import date, datetime
 from decimal import Decimal
 
 from warehouse.query import ast
+from warehouse.query.aggregates import NAMES
 from warehouse.query.dates import DateError, out_of_range, parse_literal
 from warehouse.query.diagnostics import Diagnostic, Pos, did_you_mean
 from warehouse.query.lexer import Kind, Token, lex
@@ -37,7 +38,8 @@ CLAUSE_WORDS = (
     "limit",
     "with",
 )
-AGGREGATES = ("sum", "avg", "min", "max", "count", "count_distinct", "median")
+# The aggregate functions a call may name: the parser takes any name, the checker these.
+AGGREGATES = NAMES
 COMPARE_KEYWORDS = (
     "previous_period",
     "previous_year",

@@ -31,6 +31,7 @@ import re
 from collections.abc import Iterator
 
 from warehouse.query.dates import Window
+from warehouse.query.fields import ORDERS_SQL, STORE_ID_SQL, zone_time_sql
 from warehouse.query.plan import (
     Column,
     Part,
@@ -60,10 +61,9 @@ from warehouse.rollups.definitions import (
 )
 
 FACTS_SOURCE = "facts"
-_STORE_ID = "t.store_id"  # what WHERE store = ... filters on (checker.store_condition)
 
-# The engine's aggregates (warehouse.query.fields) that a rollup sums.
-_ORDERS_SQL = "COUNT(DISTINCT CASE WHEN t.event_type = 'order' THEN t.order_id END)"
+# The engine's aggregates (warehouse.query.fields and its aggregates table) that a rollup
+# sums: `orders`, and SUM of a column, converted or not, filtered or not.
 _SUM = re.compile(
     r"^SUM\((?P<open>\()?t\.(?P<col>\w+)(?P<fx> \* f\.factor\))?\)"
     r"(?: FILTER \(WHERE (?P<filter>.+)\))?$"
@@ -111,7 +111,7 @@ def choose(plan: Plan, enabled: bool = True) -> Choice:
 
 def _part(part: Part) -> Part | None:
     """The rollup's aggregate for one of the engine's, or None when none is exact."""
-    if part.sql == _ORDERS_SQL:
+    if part.sql == ORDERS_SQL:
         return Part(f"SUM(t.{ORDERS})", part.empty)
     match = _SUM.match(part.sql)
     if match is None or bool(match["open"]) != bool(match["fx"]):
@@ -162,8 +162,8 @@ def _columns(plan: Plan, time_dims: list[Column]) -> set[str] | None:
 
 def _kept_stores(cond: RCond | None) -> set[str] | None:
     """The store ids a WHERE keeps to (store = 'x', store IN (...), alone or ANDed with
-    other conditions; the checker writes both as t.store_id IN ids), or None."""
-    if isinstance(cond, RIn) and cond.sql == _STORE_ID and not cond.negated:
+    other conditions; the checker makes both an RIn on fields.STORE_ID_SQL), or None."""
+    if isinstance(cond, RIn) and cond.sql == STORE_ID_SQL and not cond.negated:
         return {str(v) for v in cond.values}
     if isinstance(cond, RBool) and cond.op.upper() == "AND":
         kept = [n for n in (_kept_stores(c) for c in cond.items) if n is not None]
@@ -193,9 +193,7 @@ def _rewritten(plan: Plan, rollup: RollupSet, parts: list[Part]) -> Plan:
         # converting every row (hours_exact held, so it is every event's hour start).
         local = old
     else:
-        # The zone is one of the checker's (time_zones()), quoted as it quotes it.
-        zone = plan.zone_name.replace("'", "''")
-        local = f"timezone('{zone}', t.happened_at)"
+        local = zone_time_sql(plan.zone_name, "t.happened_at")
 
     def swap(column: Column) -> Column:
         if column.granularity is None or column.sql is None:

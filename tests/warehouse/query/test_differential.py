@@ -706,14 +706,15 @@ def test_hour_buckets_carry_offsets(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def test_default_limit_marks_truncation(con: duckdb.DuckDBPyConnection) -> None:
-    from warehouse.query import checker
+    # Patched where check_limit reads it.
+    from warehouse.query.checker import having
 
-    old = checker.DEFAULT_LIMIT
-    checker.DEFAULT_LIMIT = 5
+    old = having.DEFAULT_LIMIT
+    having.DEFAULT_LIMIT = 5
     try:
         got = run(con, f"FROM sales SHOW total_sales GROUP BY order_id {M}")
     finally:
-        checker.DEFAULT_LIMIT = old
+        having.DEFAULT_LIMIT = old
     assert len(got["rows"]) == 5 and got["truncated"] is True
 
 
