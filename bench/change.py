@@ -6,18 +6,23 @@ so a day at 10M orders changes ten times what a day at 1M does. This change has 
 of the issue that asked for it instead: of every 10 orders changed, 6 recent orders are
 updated, 2 orders of any age are deleted and 2 new orders are placed (with their lines),
 split over the stores by their size. It edits the demo platform's files the way an advance
-does (new files renamed into place), at times after everything the last sync saw; the bench
-puts the files back afterwards (bench.dataset.demo_files_restored).
+does (new files renamed into place), at times after everything the last sync saw (in the
+files, and in the store's sync cursor: a bench run puts the files back afterwards,
+bench.dataset.demo_files_restored, leaving the store synced past them, and a change timed
+before the cursor would never be synced).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from sqlalchemy import select
 
+from platforms.demo.cursor import decode
 from platforms.demo.rows import drop_rows, replace_rows, without_parents
 from platforms.demo.storage import (
     DELETIONS,
@@ -30,6 +35,8 @@ from platforms.demo.storage import (
 )
 from platforms.demo.timeline import seconds_of, timestamps
 from quarry.settings import Settings
+from registry.db import Registry
+from registry.models import SyncCursor
 from warehouse.schemas import SOURCE_DATASETS
 
 UPDATED_SHARE = 0.6
@@ -65,22 +72,53 @@ def split(total: int, sizes: list[int]) -> list[int]:
 
 
 def change_orders(
-    settings: Settings, account_id: str, store_ids: list[str], total: int, seed: int
+    settings: Settings,
+    registry: Registry,
+    account_id: str,
+    store_ids: list[str],
+    total: int,
+    seed: int,
 ) -> FixedChange:
     """Change `total` orders over the stores' demo files; returns what changed."""
     directories = [store_dir(settings, account_id, s) for s in store_ids]
     sizes = [read_store_table(d, "orders").num_rows for d in directories]
+    synced = synced_through(registry, store_ids)
     done = FixedChange(0, 0, 0)
-    for index, (directory, share) in enumerate(zip(directories, split(total, sizes), strict=True)):
+    shares = split(total, sizes)
+    for index, (store, directory, share) in enumerate(
+        zip(store_ids, directories, shares, strict=True)
+    ):
         rng = np.random.default_rng([seed, index])
-        one = _change_store(directory, share, rng)
+        one = _change_store(directory, share, rng, synced.get(store))
         done = FixedChange(
             done.updated + one.updated, done.deleted + one.deleted, done.added + one.added
         )
     return done
 
 
-def _change_store(directory: Folder, share: int, rng: np.random.Generator) -> FixedChange:
+def synced_through(registry: Registry, store_ids: list[str]) -> Mapping[str, int]:
+    """Per store, the latest change time (seconds since the epoch) of the orders its sync
+    cursor has passed: updated rows or deletions, whichever is later."""
+    with registry.session() as session:
+        cursors = session.execute(
+            select(SyncCursor.store_id, SyncCursor.cursor).where(
+                SyncCursor.store_id.in_(store_ids), SyncCursor.dataset == "orders"
+            )
+        ).all()
+    out: dict[str, int] = {}
+    for store, cursor in cursors:
+        position = decode(cursor)
+        times = (
+            [t for t in (position.updated, position.deleted) if t is not None] if position else []
+        )
+        if times:
+            out[store] = max(times) // 1_000_000
+    return out
+
+
+def _change_store(
+    directory: Folder, share: int, rng: np.random.Generator, synced: int | None
+) -> FixedChange:
     tables = {name: read_store_table(directory, name) for name in SOURCE_DATASETS["orders"]}
     deletions = read_store_table(directory, DELETIONS)
     orders = tables["orders"]
@@ -91,7 +129,7 @@ def _change_store(directory: Folder, share: int, rng: np.random.Generator) -> Fi
         raise ValueError(f"{directory.name} has too few orders for a change of {share}")
 
     # After everything the last sync saw: changed rows and deletions alike.
-    seen = [seconds_of(orders["updated_at"]).max()]
+    seen = [seconds_of(orders["updated_at"]).max(), *([synced] if synced is not None else [])]
     if deletions.num_rows:
         seen.append(seconds_of(deletions["deleted_at"]).max())
     start = int(max(seen)) + 1

@@ -100,7 +100,14 @@ def main(home: Path, full: bool, change: int, out: Path) -> None:
             # advance, then puts the files back): a full sync first, untimed, so the change
             # made next is newer than the store's cursor.
             sync_stores(dataset.settings, dataset.registry, [largest], full=True)
-            change_orders(dataset.settings, dataset.account_id, [largest], change, dataset.seed)
+            change_orders(
+                dataset.settings,
+                dataset.registry,
+                dataset.account_id,
+                [largest],
+                change,
+                dataset.seed,
+            )
         started = time.perf_counter()
         profiler.enable()
         [outcome] = [

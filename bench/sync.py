@@ -219,7 +219,12 @@ def fixed_change(dataset: Dataset, section: Section) -> None:
 
     total = min(FIXED_CHANGE_ORDERS, dataset.orders // 10)
     change = change_orders(
-        dataset.settings, dataset.account_id, dataset.store_ids, total, dataset.seed
+        dataset.settings,
+        dataset.registry,
+        dataset.account_id,
+        dataset.store_ids,
+        total,
+        dataset.seed,
     )
     outcomes, times = run_sync(dataset, full=False)
     rows = sum(o.rows.get("orders", 0) for o in outcomes)

@@ -134,7 +134,7 @@ def test_sync_follows_the_platform_exactly(
     # The bench's fixed-size change (6 updates, 2 deletes and 2 new orders of every 10):
     # exactly those orders are written, and the warehouse follows the platform.
     before = {s: load_table(settings, demo_account, s, "orders").num_rows for s in store_ids}
-    change = change_orders(settings, demo_account, store_ids, 50, seed=3)
+    change = change_orders(settings, registry, demo_account, store_ids, 50, seed=3)
     assert (change.updated, change.deleted, change.added) == (30, 10, 10)
     fixed = sync_stores(settings, registry)
     assert all(o.success for o in fixed), [(o.failed_step, o.error) for o in fixed]
