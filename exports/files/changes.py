@@ -58,21 +58,29 @@ def changes_source(
     """The changed rows of `table` (its `columns`, SQL expressions over it, then `_change`
     and `_snapshot`) for each store of `ranges`, in the record endpoints' order.
 
-    Per store with a start, the change feed (`table_changes` over the store's own range)
-    names the rows (`rowid`) inserted or deleted in the range, with their values: a row
-    present at either end under a key the feed names was itself inserted or deleted in the
-    range (keys are unique per store), so it is among the entries. Which of them each end
-    holds is read by time travel of the row ids alone (a narrow scan); their values come
-    from the feed, as a row's values never change under its row id (Quarry writes by
-    delete and insert, never UPDATE, and maintenance's rewrites keep values)."""
+    Stores are read in groups that share a range (after one sync of every store, all of
+    them): each group's change feed (`table_changes` over its range) names the rows
+    (`rowid`) inserted or deleted in the range, with their values: a row present at either
+    end under a key the feed names was itself inserted or deleted in the range (keys are
+    unique per store), so it is among the entries. Which of them each end holds is read by
+    time travel of the row ids alone (a narrow scan); their values come from the feed, as a
+    row's values never change under its row id (Quarry writes by delete and insert, never
+    UPDATE, and maintenance's rewrites keep values). One group binds the table at each of
+    its two versions once, whatever its number of stores (binding a version asks the lake's
+    catalog for its files: a statement per store took 0.86 s for five stores at 1M orders);
+    stores with different ranges keep feeds of their own, so a store synced long ago does
+    not make the others read its range."""
     name = qualified(table)
     picked = ", ".join(f'{expr} AS "c{i}"' for i, expr in enumerate(columns))
     outputs = [f'"c{i}"' for i in range(len(columns))]
     where = _filtered(conditions)
+    groups: dict[tuple[int | None, int], list[str]] = {}
+    for store, span in sorted(ranges.items()):
+        groups.setdefault((span.start, int(span.end)), []).append(store)
     ctes: list[str] = []
     selects: list[str] = []
-    for n, (store, span) in enumerate(sorted(ranges.items())):
-        store_sql = f'"store_id" = {store_literal(store)}'
+    for n, ((first, end), stores) in enumerate(sorted(groups.items(), key=_group_order)):
+        store_sql = f'"store_id" IN ({", ".join(store_literal(s) for s in stores)})'
 
         def side(version: int, rows: str | None, store_sql: str = store_sql) -> str:
             travelled = f"{name} AT (VERSION => {int(version)})"
@@ -85,12 +93,11 @@ def changes_source(
                 )
                 source, kept = rows, f'"rowid" IN ({held})'
             return (
-                f'SELECT "id" AS "__key", "created_at" AS "__created", {picked} '
-                f"FROM {source} WHERE {kept}{where}"
+                f'SELECT "store_id" AS "__store", "id" AS "__key", "created_at" AS "__created", '
+                f"{picked} FROM {source} WHERE {kept}{where}"
             )
 
-        end = int(span.end)
-        if span.start is None:
+        if first is None:
             ctes.append(f"full{n} AS ({side(end, None)})")
             selects.append(
                 f'SELECT "__created", "__key", {", ".join(outputs)}, '
@@ -98,16 +105,17 @@ def changes_source(
                 f"FROM full{n}"
             )
             continue
-        if span.start >= end:
+        if first >= end:
             continue  # nothing can have changed
-        feed = f"{LAKE}.table_changes({quote_literal(table)}, {int(span.start)}, {end})"
+        feed = f"{LAKE}.table_changes({quote_literal(table)}, {int(first)}, {end})"
         ctes.append(
             f'rows{n} AS MATERIALIZED (SELECT * EXCLUDE ("snapshot_id", "change_type") '
-            f'FROM {feed} WHERE {store_sql} AND "snapshot_id" BETWEEN {int(span.start)} '
+            f'FROM {feed} WHERE {store_sql} AND "snapshot_id" BETWEEN {int(first)} '
             f'AND {end} QUALIFY row_number() OVER (PARTITION BY "rowid") = 1)'
         )
-        ctes.append(f"start{n} AS MATERIALIZED ({side(span.start, f'rows{n}')})")
+        ctes.append(f"start{n} AS MATERIALIZED ({side(first, f'rows{n}')})")
         ctes.append(f"end{n} AS MATERIALIZED ({side(end, f'rows{n}')})")
+        same_key = 's."__store" = e."__store" AND s."__key" = e."__key"'
         differs = " OR ".join(f's."c{i}" IS DISTINCT FROM e."c{i}"' for i in range(len(columns)))
         kept = ", ".join(f'e."c{i}"' for i in range(len(columns)))
         gone = ", ".join(f's."c{i}"' for i in range(len(columns)))
@@ -116,13 +124,13 @@ def changes_source(
             f"CASE WHEN s.\"__key\" IS NULL THEN 'insert' ELSE 'update' END "
             f'AS "{CHANGE_COLUMN}", '
             f'{end}::BIGINT AS "{SNAPSHOT_COLUMN}" '
-            f'FROM end{n} AS e LEFT JOIN start{n} AS s ON s."__key" = e."__key" '
+            f"FROM end{n} AS e LEFT JOIN start{n} AS s ON {same_key} "
             f'WHERE s."__key" IS NULL OR {differs or "false"}'
         )
         selects.append(
             f'SELECT s."__created", s."__key", {gone}, '
             f'\'delete\' AS "{CHANGE_COLUMN}", {end}::BIGINT AS "{SNAPSHOT_COLUMN}" '
-            f'FROM start{n} AS s ANTI JOIN end{n} AS e ON s."__key" = e."__key"'
+            f"FROM start{n} AS s ANTI JOIN end{n} AS e ON {same_key}"
         )
     if not selects:
         body = (
@@ -137,6 +145,11 @@ def changes_source(
         from_where=f"FROM ({body}) AS changes",
         order_by='"__created", "__key"',
     )
+
+
+def _group_order(item: tuple[tuple[int | None, int], list[str]]) -> tuple[int, int, str]:
+    (first, end), stores = item
+    return (-1 if first is None else first, end, stores[0])
 
 
 def materialized(cursor: duckdb.DuckDBPyConnection, source: CopySource) -> CopySource:
