@@ -87,9 +87,10 @@ def changes_source(
             if rows is None:
                 source, kept = travelled, store_sql
             else:
+                # Row ids are unique in the table and the feed's are the group's stores'
+                # already: the scan reads no column, only the ids of the files' rows.
                 held = (
-                    f'SELECT "rowid" FROM {travelled} '
-                    f'WHERE {store_sql} AND "rowid" IN (SELECT "rowid" FROM {rows})'
+                    f'SELECT "rowid" FROM {travelled} WHERE "rowid" IN (SELECT "rowid" FROM {rows})'
                 )
                 source, kept = rows, f'"rowid" IN ({held})'
             return (
