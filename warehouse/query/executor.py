@@ -149,16 +149,32 @@ def _relations(cursor: duckdb.DuckDBPyConnection, plan: Plan) -> Iterator[_Regis
     """The query's relations (_Registered), removed from the cursor when it ends."""
     rel = _Registered(cursor, plan)
     try:
-        if plan.fx and any("f.factor" in p.sql for p in plan.parts):
-            fx_name = rel.names.stores.replace("stores", "fx")
-            rel.names = Relations(rel.names.stores, fx_name)
-            rel.register(fx_name, _factors(cursor, plan, rel))
-        yield rel
+        with contextlib.ExitStack() as kept:
+            if plan.fx and any("f.factor" in p.sql for p in plan.parts):
+                fx_name = kept.enter_context(_kept_factors(cursor, plan))
+                if fx_name is None:
+                    fx_name = rel.names.stores.replace("stores", "fx")
+                    rel.register(fx_name, _factors(cursor, plan, rel))
+                rel.names = Relations(rel.names.stores, fx_name)
+            yield rel
     finally:
         for name in rel.registered:
             # An interrupted cursor refuses more work; its owner closes it.
             with contextlib.suppress(duckdb.Error):
                 cursor.unregister(name)
+
+
+@contextmanager
+def _kept_factors(cursor: duckdb.DuckDBPyConnection, plan: Plan) -> Iterator[str | None]:
+    """The table of the reader's factors for the windows' calendar days (rates.kept_factors),
+    or None: no stores, windows too long to list their days, a cursor not a reader's."""
+    ranges = _calendar_days(plan) if plan.store_ids else None
+    if ranges is None:
+        yield None
+        return
+    currencies = {plan.stores[s].currency for s in plan.store_ids if s in plan.stores}
+    with rates.kept_factors(cursor, currencies, plan.currency, ranges) as name:
+        yield name
 
 
 def _factors(cursor: duckdb.DuckDBPyConnection, plan: Plan, rel: _Registered) -> pa.Table:

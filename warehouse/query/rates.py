@@ -8,10 +8,11 @@ version (the reader names it in a cursor variable, warehouse.reader.RATES_SOURCE
 and every lookup after that is a bisection in Python.
 
 The factors a query joins (per currency and day: the query currency's rate over the
-currency's) are kept too, per rates version, currencies, query currency and days: building
-them for a year of days and five currencies cost a money query more than its statement
-(20 of 58 ms for a JPY store's year by month at 1M orders, with the 10M seed beside it),
-and a dashboard asks the same windows again and again.
+currency's) are kept too, per rates version, currencies, query currency and days, as
+tables of the reader's DuckDB (warehouse.query.factor_tables): building them for a year
+of days and five currencies cost a money query more than its statement (20 of 58 ms for a
+JPY store's year by month at 1M orders, with the 10M seed beside it), and a dashboard asks
+the same windows again and again.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from __future__ import annotations
 import threading
 from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import date, timedelta
 from decimal import Decimal, localcontext
 from typing import Generic, TypeVar
@@ -27,6 +29,7 @@ from typing import Generic, TypeVar
 import duckdb
 import pyarrow as pa
 
+from warehouse.query import factor_tables
 from warehouse.reader import RATES_SOURCE_VARIABLE
 from warehouse.sql_values import bind
 
@@ -61,10 +64,8 @@ class _Kept(Generic[K, V]):
 # is a few thousand entries, and an entry is dropped once 256 newer ones were read.
 History = tuple[list[date], list[Decimal]]
 _histories: _Kept[tuple[str, str], History] = _Kept(256)
-# (rates version, currencies, query currency, day ranges) -> factors; a year of five
-# currencies is about 1,800 rows (some 50 KB).
+# (rates version, currencies, query currency, day ranges): what a factor set depends on.
 FactorKey = tuple[str, frozenset[str], str, tuple[tuple[date, date], ...]]
-_factor_tables: _Kept[FactorKey, pa.Table] = _Kept(128)
 # Factors are kept to 12 places (so that the sums in SQL stay exact).
 _FACTOR_PLACES = Decimal("1e-12")
 FACTOR_SCHEMA = pa.schema(
@@ -102,21 +103,40 @@ def _on_or_before(rates: History, day: date) -> Decimal | None:
     return rates[1][index - 1] if index else None
 
 
+@contextmanager
+def kept_factors(
+    cursor: duckdb.DuckDBPyConnection,
+    currencies: Iterable[str],
+    target: str,
+    ranges: Sequence[tuple[date, date]],
+) -> Iterator[str | None]:
+    """The name of a table of the reader's DuckDB holding factors_of(daily_rates(...)),
+    kept per rates version (see the module's docstring), for the block; None on a cursor
+    that is not a reader's (factor_table then)."""
+    source = _source(cursor)
+    if source is None:
+        yield None
+        return
+    wanted = frozenset(currencies)
+    key: FactorKey = (source, wanted, target, tuple(ranges))
+    # The source names the reader's database first (warehouse.reader: token:version).
+    tables = factor_tables.of_database(source.partition(":")[0])
+    with tables.held(
+        cursor,
+        key,
+        lambda: factors_of(_daily_rates(cursor, wanted, target, ranges, source), target),
+    ) as name:
+        yield name
+
+
 def factor_table(
     cursor: duckdb.DuckDBPyConnection,
     currencies: Iterable[str],
     target: str,
     ranges: Sequence[tuple[date, date]],
 ) -> pa.Table:
-    """factors_of(daily_rates(...)), kept per rates version (see the module's docstring)."""
-    source = _source(cursor)
-    wanted = frozenset(currencies)
-    if source is None:
-        return factors_of(_daily_rates(cursor, wanted, target, ranges, None), target)
-    key: FactorKey = (source, wanted, target, tuple(ranges))
-    return _factor_tables.get(
-        key, lambda: factors_of(_daily_rates(cursor, wanted, target, ranges, source), target)
-    )
+    """factors_of(daily_rates(...)), made anew (kept_factors keeps them)."""
+    return factors_of(daily_rates(cursor, currencies, target, ranges), target)
 
 
 def factors_of(

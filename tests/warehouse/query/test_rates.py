@@ -3,6 +3,7 @@ None before the first, and a history read once per set of rate files."""
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from warehouse.query import rates
+from warehouse.query import factor_tables, rates
 from warehouse.reader import RATES_SOURCE_VARIABLE
 
 
@@ -77,26 +78,64 @@ def test_a_history_is_read_once_per_set_of_files(
     assert rows[-1] == ("EUR", date(2024, 1, 5), Decimal("0.5"), None)
 
 
+def _factors(con: duckdb.DuckDBPyConnection, name: str) -> dict[tuple[str, int], Decimal]:
+    rows = con.execute(f"SELECT currency, date, factor FROM {name}").fetchall()
+    return {(currency, day.day): factor for currency, day, factor in rows}
+
+
 def test_factors_convert_to_the_target_and_are_kept_per_version(
     con: duckdb.DuckDBPyConnection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(
-        rates, "_factor_tables", type(rates._factor_tables)(rates._factor_tables.size)
-    )
+    monkeypatch.setattr(factor_tables, "_databases", {})
     days = [(date(2024, 1, 1), date(2024, 1, 5))]
-    table = rates.factor_table(con, ["JPY", "EUR"], "EUR", days)
-    factors = {(r["currency"], r["date"].day): r["factor"] for r in table.to_pylist()}
+    with rates.kept_factors(con, ["JPY", "EUR"], "EUR", days) as name:
+        assert name is not None
+        factors = _factors(con, name)
+    assert factors == {
+        (r["currency"], r["date"].day): r["factor"]
+        for r in rates.factor_table(con, ["JPY", "EUR"], "EUR", days).to_pylist()
+    }
     places = Decimal("1e-12")
     assert factors[("EUR", 1)] == 1  # the target itself, rate or not
     assert factors[("JPY", 1)] is None and factors[("JPY", 2)] is None  # no JPY rate yet
     assert factors[("JPY", 4)] == (Decimal("0.9") / Decimal("140")).quantize(places)
     assert factors[("JPY", 5)] == (Decimal("0.95") / Decimal("140")).quantize(places)
-    assert rates.factor_table(con, ["EUR", "JPY"], "EUR", days) is table
+    with rates.kept_factors(con, ["EUR", "JPY"], "EUR", days) as again:
+        assert again == name  # the same set, not written twice
     newer = tmp_path / "newer.csv"
     newer.write_text("date,base,currency,rate\n2024-01-02,USD,EUR,0.5\n2024-01-02,USD,JPY,100\n")
     _snapshot(con, "snap_b", newer)
-    fresh = rates.factor_table(con, ["JPY", "EUR"], "EUR", days)
-    assert fresh is not table
-    assert {(r["currency"], r["date"].day): r["factor"] for r in fresh.to_pylist()}[
-        ("JPY", 4)
-    ] == Decimal("0.005")
+    with rates.kept_factors(con, ["JPY", "EUR"], "EUR", days) as fresh:
+        assert fresh != name
+        assert _factors(con, fresh)[("JPY", 4)] == Decimal("0.005")
+
+
+def test_idle_factor_sets_beyond_the_size_are_dropped_but_not_one_in_use(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    tables = factor_tables.FactorTables(size=2)
+
+    def held(day: int) -> AbstractContextManager[str]:
+        days = [(date(2024, 1, day), date(2024, 1, day))]
+        return tables.held(con, day, lambda: rates.factor_table(con, ["JPY"], "EUR", days))
+
+    def exists(name: str) -> bool:
+        schema, table = name.split(".")[1:]
+        found = con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE database_name = 'memory' "
+            f"AND schema_name = '{schema}' AND table_name = '{table}'"
+        ).fetchone()
+        return bool(found and found[0])
+
+    with held(1) as first:
+        names = []
+        for day in (2, 3, 4):
+            with held(day) as name:
+                names.append(name)
+        assert exists(first)  # in use: kept though the least recently used
+        # Two sets at most, the one in use among them: the idle ones go oldest first.
+        assert [exists(n) for n in names] == [False, False, True]
+        assert len(tables) == 2
+    with held(5):
+        pass
+    assert not exists(first) and len(tables) == 2
