@@ -185,9 +185,8 @@ def changed_rows(
     (a run costs that whatever it does: 0.1x of it is out of reach). The configuration
     starts over first (its priming run delivers everything and is not measured); the demo
     files are put back afterwards, as the sync section does."""
-    from bench.change import change_orders
     from bench.dataset import demo_files_restored
-    from bench.sync import run_sync
+    from bench.sync import sync_change
     from exports.configs.saved import reset_changes
 
     dataset = ctx.dataset
@@ -196,16 +195,7 @@ def changed_rows(
     _export(ctx, config_id)  # priming: every row, and the start of the next run
     total = max(1, int(dataset.orders * CHANGED_SHARE))
     with demo_files_restored(dataset):
-        change = change_orders(
-            dataset.settings,
-            dataset.registry,
-            dataset.account_id,
-            dataset.store_ids,
-            total,
-            dataset.seed,
-        )
-        outcomes, _ = run_sync(dataset, full=False)
-        written = sum(o.rows.get("orders", 0) for o in outcomes)
+        change, _, written = sync_change(dataset, total)
         if written == 0:
             # A figure of a run that had nothing to read would pass for the real one.
             raise ExportFailed("the bench's change of the orders was not synced: no rows written")

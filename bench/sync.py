@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from dagster import DagsterEventType
 
@@ -23,6 +24,9 @@ from bench.stats import Figure, Section, at_least_value, within
 from pipelines.instance import open_instance
 from pipelines.progress import RunOutcome, StepFinished
 from pipelines.runner import QUIET, sync_stores
+
+if TYPE_CHECKING:
+    from bench.change import FixedChange
 
 FULL_SYNC_TARGET = 50_000  # orders per second
 INCREMENTAL_SHARE = 0.01
@@ -213,11 +217,11 @@ def incremental_sync(dataset: Dataset, section: Section, full: SyncTimes) -> Non
     )
 
 
-def fixed_change(dataset: Dataset, section: Section) -> None:
-    """Sync a change of FIXED_CHANGE_ORDERS orders made after everything synced so far."""
+def sync_change(dataset: Dataset, total: int) -> tuple[FixedChange, SyncTimes, int]:
+    """Change `total` orders of the dataset's stores (bench.change) and sync it
+    incrementally: what changed, the sync's times and the order rows it wrote."""
     from bench.change import change_orders
 
-    total = min(FIXED_CHANGE_ORDERS, dataset.orders // 10)
     change = change_orders(
         dataset.settings,
         dataset.registry,
@@ -227,7 +231,13 @@ def fixed_change(dataset: Dataset, section: Section) -> None:
         dataset.seed,
     )
     outcomes, times = run_sync(dataset, full=False)
-    rows = sum(o.rows.get("orders", 0) for o in outcomes)
+    return change, times, sum(o.rows.get("orders", 0) for o in outcomes)
+
+
+def fixed_change(dataset: Dataset, section: Section) -> None:
+    """Sync a change of FIXED_CHANGE_ORDERS orders made after everything synced so far."""
+    total = min(FIXED_CHANGE_ORDERS, dataset.orders // 10)
+    change, times, rows = sync_change(dataset, total)
     section.add(
         Figure(
             "sync.fixed_change.write_seconds",

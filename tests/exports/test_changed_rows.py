@@ -97,6 +97,15 @@ def run(world: World, config_id: str) -> tuple[str, list[dict[str, Any]]]:
     return job_id, [json.loads(line) for line in text.splitlines()]
 
 
+def add_stores(world: World, account_id: str, *store_ids: str) -> None:
+    """More USD stores of the account, in UTC."""
+    with world.registry.session() as session:
+        for store_id in store_ids:
+            create_store(session, account_id=account_id, name=f"Store {store_id}",
+                         domain=f"{store_id}.example.com", currency="USD", timezone="UTC",
+                         platform="demo", store_id=store_id)  # fmt: skip
+
+
 def kinds(records: list[dict[str, Any]]) -> dict[str, str]:
     return {r["id"]: r["_change"] for r in records}
 
@@ -189,11 +198,7 @@ def test_each_store_reads_its_own_range(world_cr: tuple[World, str]) -> None:
     changes of its own range, not another store's, nor a commit its snapshot does not cover
     yet (a sync not published)."""
     world, account_id = world_cr
-    with world.registry.session() as session:
-        for store_id in ("st_cr2", "st_cr3"):
-            create_store(session, account_id=account_id, name=f"Store {store_id}",
-                         domain=f"{store_id}.example.com", currency="USD", timezone="UTC",
-                         platform="demo", store_id=store_id)  # fmt: skip
+    add_stores(world, account_id, "st_cr2", "st_cr3")
     a, b = Store(world, "st_cr2"), Store(world, "st_cr3")
     a.orders = {n: order(n, store=a.store_id) for n in range(1, 4)}
     b.orders = {n: order(n, store=b.store_id) for n in range(1, 4)}
@@ -239,11 +244,7 @@ def test_stores_sharing_a_range_keep_their_keys_apart(world_cr: tuple[World, str
     per end): an order id that two stores both hold is matched within its own store, so an
     update in one and a deletion in the other stay what they are."""
     world, account_id = world_cr
-    with world.registry.session() as session:
-        for store_id in ("st_cr4", "st_cr5"):
-            create_store(session, account_id=account_id, name=f"Store {store_id}",
-                         domain=f"{store_id}.example.com", currency="USD", timezone="UTC",
-                         platform="demo", store_id=store_id)  # fmt: skip
+    add_stores(world, account_id, "st_cr4", "st_cr5")
     a, b = Store(world, "st_cr4"), Store(world, "st_cr5")
 
     def sync_both() -> int:
