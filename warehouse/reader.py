@@ -51,6 +51,20 @@ PIN_TTL = timedelta(hours=24)
 # history per source. Set with the search_path, so that knowing it costs no catalog query
 # (asking duckdb_views() for the view's definition cost a money query 7-8 ms).
 RATES_SOURCE_VARIABLE = "quarry_rates_source"
+# A cursor variable naming the reader whose cursor it is: warehouse.query.kept_tables keeps
+# small relations per reader's database.
+READER_VARIABLE = "quarry_reader"
+
+
+def cursor_variables(cursor: duckdb.DuckDBPyConnection) -> tuple[str | None, str | None]:
+    """(READER_VARIABLE, RATES_SOURCE_VARIABLE) of `cursor`, in one statement: (None, None)
+    on a cursor that is not a reader's."""
+    row = cursor.execute(
+        f"SELECT getvariable('{READER_VARIABLE}'), getvariable('{RATES_SOURCE_VARIABLE}')"
+    ).fetchone()
+    if row is None:
+        return None, None
+    return (None if row[0] is None else str(row[0])), (None if row[1] is None else str(row[1]))
 
 
 @dataclass(frozen=True)
@@ -195,7 +209,8 @@ class WarehouseReader:
                 cursor.execute(
                     "SET enable_progress_bar = false; "
                     f"SET search_path = {quote_literal('memory.' + views.schema)}; "
-                    f"SET VARIABLE {RATES_SOURCE_VARIABLE} = {source}"
+                    f"SET VARIABLE {RATES_SOURCE_VARIABLE} = {source}; "
+                    f"SET VARIABLE {READER_VARIABLE} = {quote_literal(self._token)}"
                 )
                 yield cursor
             finally:

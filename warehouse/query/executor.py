@@ -21,7 +21,7 @@ import duckdb
 import pyarrow as pa
 
 from quarry.errors import MissingExchangeRate, QueryTimedOut
-from warehouse.query import dates, rates
+from warehouse.query import dates, kept_tables, rates
 from warehouse.query.compiler import (
     Relations,
     aggregate_sql,
@@ -50,6 +50,7 @@ from warehouse.query.result import (
     metric_value,
 )
 from warehouse.query.sql import Sql
+from warehouse.reader import cursor_variables
 from warehouse.rollups.planner import FACTS_SOURCE, Choice
 from warehouse.rollups.planner import choose as choose_source
 from warehouse.sql_values import bind
@@ -109,22 +110,24 @@ def _execute(cursor: duckdb.DuckDBPyConnection, plan: Plan, limits: Limits) -> Q
 
 
 class _Registered:
-    """The relations a query registers on its cursor, under names nobody else uses: the
-    readable stores, registered by the first statement that names them (most queries
-    never join them, and a registration and its removal cost about a millisecond), and
-    the exchange-rate factors."""
+    """The relations a query reads beside the warehouse: the readable stores and the
+    exchange-rate factors. On a reader's cursor both are tables the reader keeps
+    (warehouse.query.kept_tables); elsewhere they are registered on the cursor under names
+    nobody else uses, the stores by the first statement that names them (most queries
+    never join them, and a registration and its removal cost about a millisecond)."""
 
     def __init__(self, cursor: duckdb.DuckDBPyConnection, plan: Plan) -> None:
-        suffix = uuid.uuid4().hex[:12]
+        self.suffix = uuid.uuid4().hex[:12]
         self.cursor = cursor
         self.plan = plan
-        self.names = Relations(f"quarry_query_stores_{suffix}", None)
+        self.names = Relations(f"quarry_query_stores_{self.suffix}", None)
         self.registered: list[str] = []
+        self.stores_kept = False
 
     def stores_named_in(self, sql: str) -> None:
         """Register the readable stores if `sql` reads them and they are not yet."""
         name = self.names.stores
-        if name in sql and name not in self.registered:
+        if not self.stores_kept and name in sql and name not in self.registered:
             self.register(name, _stores_table(self.plan))
 
     def register(self, name: str, table: pa.Table) -> None:
@@ -150,10 +153,19 @@ def _relations(cursor: duckdb.DuckDBPyConnection, plan: Plan) -> Iterator[_Regis
     rel = _Registered(cursor, plan)
     try:
         with contextlib.ExitStack() as kept:
+            reader, rates_source = cursor_variables(cursor)
+            tables = kept_tables.of_reader(reader)
+            if tables is not None:
+                key = ("stores", tuple(plan.stores.items()))
+                stores = kept.enter_context(tables.held(cursor, key, lambda: _stores_table(plan)))
+                rel.names = Relations(stores, None)
+                rel.stores_kept = True
             if plan.fx and any("f.factor" in p.sql for p in plan.parts):
-                fx_name = kept.enter_context(_kept_factors(cursor, plan))
+                fx_name = None
+                if tables is not None and rates_source is not None:
+                    fx_name = kept.enter_context(_kept_factors(cursor, plan, tables, rates_source))
                 if fx_name is None:
-                    fx_name = rel.names.stores.replace("stores", "fx")
+                    fx_name = f"quarry_query_fx_{rel.suffix}"
                     rel.register(fx_name, _factors(cursor, plan, rel))
                 rel.names = Relations(rel.names.stores, fx_name)
             yield rel
@@ -165,15 +177,22 @@ def _relations(cursor: duckdb.DuckDBPyConnection, plan: Plan) -> Iterator[_Regis
 
 
 @contextmanager
-def _kept_factors(cursor: duckdb.DuckDBPyConnection, plan: Plan) -> Iterator[str | None]:
+def _kept_factors(
+    cursor: duckdb.DuckDBPyConnection,
+    plan: Plan,
+    tables: kept_tables.KeptTables,
+    rates_source: str,
+) -> Iterator[str | None]:
     """The table of the reader's factors for the windows' calendar days (rates.kept_factors),
-    or None: no stores, windows too long to list their days, a cursor not a reader's."""
+    or None: no stores, windows too long to list their days."""
     ranges = _calendar_days(plan) if plan.store_ids else None
     if ranges is None:
         yield None
         return
     currencies = {plan.stores[s].currency for s in plan.store_ids if s in plan.stores}
-    with rates.kept_factors(cursor, currencies, plan.currency, ranges) as name:
+    with rates.kept_factors(
+        cursor, tables, rates_source, currencies, plan.currency, ranges
+    ) as name:
         yield name
 
 

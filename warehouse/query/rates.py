@@ -9,7 +9,7 @@ and every lookup after that is a bisection in Python.
 
 The factors a query joins (per currency and day: the query currency's rate over the
 currency's) are kept too, per rates version, currencies, query currency and days, as
-tables of the reader's DuckDB (warehouse.query.factor_tables): building them for a year
+tables of the reader's DuckDB (warehouse.query.kept_tables): building them for a year
 of days and five currencies cost a money query more than its statement (20 of 58 ms for a
 JPY store's year by month at 1M orders, with the 10M seed beside it), and a dashboard asks
 the same windows again and again.
@@ -29,8 +29,8 @@ from typing import Generic, TypeVar
 import duckdb
 import pyarrow as pa
 
-from warehouse.query import factor_tables
-from warehouse.reader import RATES_SOURCE_VARIABLE
+from warehouse.query import kept_tables
+from warehouse.reader import cursor_variables
 from warehouse.sql_values import bind
 
 K = TypeVar("K", bound=Hashable)
@@ -64,8 +64,9 @@ class _Kept(Generic[K, V]):
 # is a few thousand entries, and an entry is dropped once 256 newer ones were read.
 History = tuple[list[date], list[Decimal]]
 _histories: _Kept[tuple[str, str], History] = _Kept(256)
-# (rates version, currencies, query currency, day ranges): what a factor set depends on.
-FactorKey = tuple[str, frozenset[str], str, tuple[tuple[date, date], ...]]
+# ("factors", rates version, currencies, query currency, day ranges): what a factor set
+# depends on (the kind first: kept_tables holds the stores too).
+FactorKey = tuple[str, str, frozenset[str], str, tuple[tuple[date, date], ...]]
 # Factors are kept to 12 places (so that the sums in SQL stay exact).
 _FACTOR_PLACES = Decimal("1e-12")
 FACTOR_SCHEMA = pa.schema(
@@ -76,8 +77,7 @@ FACTOR_SCHEMA = pa.schema(
 def _source(cursor: duckdb.DuckDBPyConnection) -> str | None:
     """What exchange_rates reads in this cursor's snapshot (a reader and a lake version), or
     None on a cursor that is not a reader's (then nothing is kept)."""
-    row = cursor.execute(f"SELECT getvariable('{RATES_SOURCE_VARIABLE}')").fetchone()
-    return None if row is None or row[0] is None else str(row[0])
+    return cursor_variables(cursor)[1]
 
 
 def _read(cursor: duckdb.DuckDBPyConnection, currency: str) -> History:
@@ -106,21 +106,17 @@ def _on_or_before(rates: History, day: date) -> Decimal | None:
 @contextmanager
 def kept_factors(
     cursor: duckdb.DuckDBPyConnection,
+    tables: kept_tables.KeptTables,
+    source: str,
     currencies: Iterable[str],
     target: str,
     ranges: Sequence[tuple[date, date]],
-) -> Iterator[str | None]:
-    """The name of a table of the reader's DuckDB holding factors_of(daily_rates(...)),
-    kept per rates version (see the module's docstring), for the block; None on a cursor
-    that is not a reader's (factor_table then)."""
-    source = _source(cursor)
-    if source is None:
-        yield None
-        return
+) -> Iterator[str]:
+    """The name of a table of the reader's DuckDB (`tables`, on a cursor whose rates source
+    is `source`) holding factors_of(daily_rates(...)), kept per rates version (see the
+    module's docstring), for the block."""
     wanted = frozenset(currencies)
-    key: FactorKey = (source, wanted, target, tuple(ranges))
-    # The source names the reader's database first (warehouse.reader: token:version).
-    tables = factor_tables.of_database(source.partition(":")[0])
+    key: FactorKey = ("factors", source, wanted, target, tuple(ranges))
     with tables.held(
         cursor,
         key,

@@ -416,8 +416,10 @@ def test_totals_are_read_in_the_groups_pass(con: duckdb.DuckDBPyConnection, text
         # The facts' pass: these hand-made tables have no rollups (tests/warehouse/rollups).
         limits=Limits(rollups=False),
     ).public()
-    assert len(counting.statements) == 1, counting.statements
-    assert "GROUPING SETS" in counting.statements[0]
+    # Beside the cursor-variable read that finds the reader's kept tables (none here).
+    reads = [s for s in counting.statements if "getvariable" not in s]
+    assert len(reads) == 1, counting.statements
+    assert "GROUPING SETS" in reads[0]
     records = [r for r in rows_in(*MARCH) if r["store_id"] == "st_main"]
     assert result["totals"]["total_sales"] == total(records, "total_sales")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from warehouse.query import factor_tables, rates
+from warehouse.query import kept_tables, rates
 from warehouse.reader import RATES_SOURCE_VARIABLE
 
 
@@ -84,11 +84,15 @@ def _factors(con: duckdb.DuckDBPyConnection, name: str) -> dict[tuple[str, int],
 
 
 def test_factors_convert_to_the_target_and_are_kept_per_version(
-    con: duckdb.DuckDBPyConnection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    con: duckdb.DuckDBPyConnection, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(factor_tables, "_databases", {})
+    tables = kept_tables.KeptTables()
     days = [(date(2024, 1, 1), date(2024, 1, 5))]
-    with rates.kept_factors(con, ["JPY", "EUR"], "EUR", days) as name:
+
+    def kept(currencies: list[str]) -> AbstractContextManager[str]:
+        return rates.kept_factors(con, tables, rates._source(con) or "", currencies, "EUR", days)
+
+    with kept(["JPY", "EUR"]) as name:
         assert name is not None
         factors = _factors(con, name)
     assert factors == {
@@ -100,12 +104,12 @@ def test_factors_convert_to_the_target_and_are_kept_per_version(
     assert factors[("JPY", 1)] is None and factors[("JPY", 2)] is None  # no JPY rate yet
     assert factors[("JPY", 4)] == (Decimal("0.9") / Decimal("140")).quantize(places)
     assert factors[("JPY", 5)] == (Decimal("0.95") / Decimal("140")).quantize(places)
-    with rates.kept_factors(con, ["EUR", "JPY"], "EUR", days) as again:
+    with kept(["EUR", "JPY"]) as again:
         assert again == name  # the same set, not written twice
     newer = tmp_path / "newer.csv"
     newer.write_text("date,base,currency,rate\n2024-01-02,USD,EUR,0.5\n2024-01-02,USD,JPY,100\n")
     _snapshot(con, "snap_b", newer)
-    with rates.kept_factors(con, ["JPY", "EUR"], "EUR", days) as fresh:
+    with kept(["JPY", "EUR"]) as fresh:
         assert fresh != name
         assert _factors(con, fresh)[("JPY", 4)] == Decimal("0.005")
 
@@ -113,7 +117,7 @@ def test_factors_convert_to_the_target_and_are_kept_per_version(
 def test_idle_factor_sets_beyond_the_size_are_dropped_but_not_one_in_use(
     con: duckdb.DuckDBPyConnection,
 ) -> None:
-    tables = factor_tables.FactorTables(size=2)
+    tables = kept_tables.KeptTables(size=2)
 
     def held(day: int) -> AbstractContextManager[str]:
         days = [(date(2024, 1, day), date(2024, 1, day))]
