@@ -50,7 +50,7 @@ from exports.files.produce import (
 )
 from exports.files.xlsx_writer import MAX_DATA_ROWS
 from exports.jobs.failure import fail_job, report_job_success, report_start_over
-from exports.jobs.lifecycle import COMPLETED, FAILED, QUEUED, RUNNING, finish
+from exports.jobs.lifecycle import COMPLETED, FAILED, HEARTBEAT_SECONDS, QUEUED, RUNNING, finish
 from exports.jobs.measured import record_export
 from quarry.crypto import SecretBox
 from quarry.errors import QuarryError
@@ -64,7 +64,6 @@ from registry.models import ExportConfig, ExportJob, utcnow
 from warehouse.query import StoreInfo
 from warehouse.reader import WarehouseReader
 
-HEARTBEAT_SECONDS = 5.0
 logger = logging.getLogger(__name__)
 
 

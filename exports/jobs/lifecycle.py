@@ -21,6 +21,8 @@ MAX_IDEMPOTENCY_KEY = 255
 _PRINTABLE = re.compile(r"^[\x21-\x7e][\x20-\x7e]*$")
 QUEUED, RUNNING, COMPLETED, FAILED = "queued", "running", "completed", "failed"
 TERMINAL = (COMPLETED, FAILED)
+# How often a running job's worker refreshes its heartbeat (exports.jobs.execute).
+HEARTBEAT_SECONDS = 5.0
 JOB_STATUSES = (QUEUED, RUNNING, COMPLETED, FAILED)
 
 

@@ -14,14 +14,21 @@ died). Between those writes the run's status says more than the row, so both are
 A run that ended while the row is not final never recorded a result: the job is failed
 with the run's own failure reason (for a `running` row: its worker stopped before it
 finished, e.g. killed), and the advice to run the export again.
+
+A `running` row whose worker beat within two heartbeats is running whatever its run would
+say: a worker that beats is alive (one that dies stops beating, and a run that ends kills
+its worker), so a poll of such a job does not read the run (3.6 ms of a poll's 10 ms of
+CPU). A run canceled in Dagster then shows `failed` at most two heartbeats later.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Protocol
 
-from exports.jobs.lifecycle import COMPLETED, FAILED, QUEUED, RUNNING
+from exports.jobs.lifecycle import COMPLETED, FAILED, HEARTBEAT_SECONDS, QUEUED, RUNNING
+from registry.models import utcnow
 
 WAITING = ("QUEUED", "NOT_STARTED", "STARTING", "MANAGED")
 ACTIVE = ("STARTED", "CANCELING", "SUSPENDED")
@@ -39,10 +46,15 @@ class RunView:
     started_at: float | None = None
 
 
+# A heartbeat younger than this says the worker is alive.
+FRESH_BEAT = timedelta(seconds=2 * HEARTBEAT_SECONDS)
+
+
 class JobRow(Protocol):
     id: str
     status: str
     error: str | None
+    heartbeat_at: datetime | None
 
 
 @dataclass(frozen=True)
@@ -73,6 +85,11 @@ def job_state(row: JobRow, run: RunView | None) -> JobState:
     return JobState(FAILED, f"{reason}; run the export again")
 
 
-def needs_run_status(row: JobRow) -> bool:
-    """Whether `job_state` needs the run for this row (final rows do not)."""
-    return row.status not in (COMPLETED, FAILED)
+def needs_run_status(row: JobRow, now: datetime | None = None) -> bool:
+    """Whether `job_state` needs the run for this row: final rows do not, nor a running
+    one whose worker beat within FRESH_BEAT."""
+    if row.status in (COMPLETED, FAILED):
+        return False
+    if row.status == RUNNING and row.heartbeat_at is not None:
+        return (now or utcnow()) - row.heartbeat_at >= FRESH_BEAT
+    return True

@@ -2,18 +2,35 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from dagster import DagsterRunStatus
 
-from exports.jobs.state import ACTIVE, ENDED, WAITING, RunView, job_state
+from exports.jobs.state import (
+    ACTIVE,
+    ENDED,
+    FRESH_BEAT,
+    WAITING,
+    RunView,
+    job_state,
+    needs_run_status,
+)
 
 
 @dataclass
 class Row:
     id: str = "job_1"
     status: str = "queued"
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class BeatingRow:
+    status: str
+    heartbeat_at: datetime | None
+    id: str = "job_1"
     error: str | None = None
 
 
@@ -61,3 +78,16 @@ def test_reasons() -> None:
     assert "without recording" in (job_state(queued, RunView("r1", "SUCCESS")).error or "")
     # A final row wins over whatever the run says.
     assert job_state(Row(status="completed"), RunView("r1", "FAILURE", "x")).error is None
+
+
+def test_a_running_job_whose_worker_beats_is_not_read_from_its_run() -> None:
+    """A poll reads the Dagster run of an unfinished job, unless the row says enough: a
+    running job whose worker beat within two heartbeats is running."""
+    now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+    beat = BeatingRow(status="running", heartbeat_at=now - FRESH_BEAT + timedelta(seconds=1))
+    assert not needs_run_status(beat, now)
+    assert needs_run_status(replace(beat, heartbeat_at=now - FRESH_BEAT), now)  # stale
+    assert needs_run_status(replace(beat, heartbeat_at=None), now)  # not yet beating
+    assert needs_run_status(replace(beat, status="queued"), now)
+    assert not needs_run_status(replace(beat, status="completed", heartbeat_at=None), now)
+    assert not needs_run_status(replace(beat, status="failed", heartbeat_at=None), now)
