@@ -109,10 +109,14 @@ def changes_source(
         if first >= end:
             continue  # nothing can have changed
         feed = f"{LAKE}.table_changes({quote_literal(table)}, {int(first)}, {end})"
+        # The feed's own bounds are the range: no filter on its snapshot_id, which DuckLake
+        # (1.5.5) pushes into the delete files' scan before each row's snapshot is known,
+        # dropping the deletes of rows whose data file predates the filter's lower bound
+        # (duckdb/ducklake pull request 1369): at 1M orders, 7,219 of 8,090 such rows lost.
         ctes.append(
             f'rows{n} AS MATERIALIZED (SELECT * EXCLUDE ("snapshot_id", "change_type") '
-            f'FROM {feed} WHERE {store_sql} AND "snapshot_id" BETWEEN {int(first)} '
-            f'AND {end} QUALIFY row_number() OVER (PARTITION BY "rowid") = 1)'
+            f"FROM {feed} WHERE {store_sql} "
+            'QUALIFY row_number() OVER (PARTITION BY "rowid") = 1)'
         )
         ctes.append(f"start{n} AS MATERIALIZED ({side(first, f'rows{n}')})")
         ctes.append(f"end{n} AS MATERIALIZED ({side(end, f'rows{n}')})")

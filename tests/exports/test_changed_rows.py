@@ -273,6 +273,59 @@ def test_stores_sharing_a_range_keep_their_keys_apart(world_cr: tuple[World, str
     ]  # fmt: skip
 
 
+def test_deletes_kept_in_the_catalog_for_an_older_file_are_read(
+    world_cr: tuple[World, str],
+) -> None:
+    """A few rows deleted from a Parquet file that already has a delete file: DuckLake keeps
+    those deletes in its catalog (data inlining), and a filter on the change feed's
+    snapshot_id drops them (a DuckLake 1.5.5 bug, duckdb/ducklake pull request 1369), which
+    made their updates read as inserts and their deletes vanish. The feed is read on its
+    own bounds: every change is delivered."""
+    world, account_id = world_cr
+    add_stores(world, account_id, "st_cr6", "st_cr7")
+    store, other = Store(world, "st_cr6"), Store(world, "st_cr7")
+
+    def change(numbers: range, total: str, deleted: tuple[int, ...] = ()) -> int:
+        """An incremental sync: the orders `numbers` written again at `total`, the orders
+        `deleted` deleted."""
+        for n in numbers:
+            store.orders[n] = order(n, total=total, store=store.store_id)
+        for n in deleted:
+            del store.orders[n]
+        table = pa.Table.from_pylist(
+            [store.orders[n] for n in numbers], schema=TABLES["orders"].schema
+        )
+        page = ChangePage({"orders": table}, [f"ord_cr_{n:02d}" for n in deleted])
+        StoreWriter(world.lake, store.store_id).apply(page, full=False, first=True)
+        version = world.lake.version()
+        record_snapshot(world.registry, store.store_id, version)
+        return version
+
+    # Beyond DuckLake's data inlining: the rows go to a Parquet file, and the deletes of
+    # many of them to a delete file.
+    store.orders = {n: order(n, store=store.store_id) for n in range(1, 201)}
+    store.sync()
+    change(range(1, 51), "2.00")
+    # The store's snapshot moves past that delete file's (another store's write): the
+    # next run's start.
+    other.orders = {1: order(1, store=other.store_id)}
+    record_snapshot(world.registry, store.store_id, other.sync())
+    ids = apply(world, [{"name": "Inlined deletes", "entity_type": "orders", "format": "jsonl",
+                         "rows": "changed", "stores": [store.store_id],
+                         "columns": COLUMNS}])  # fmt: skip
+    _, records = run(world, ids["Inlined deletes"])
+    assert len(records) == 200
+
+    # A few more rows of the same file: their deletes stay in the catalog.
+    version = change(range(101, 104), "3.00", deleted=(150,))
+    _, records = run(world, ids["Inlined deletes"])
+    assert kinds(records) == {
+        "ord_cr_101": "update", "ord_cr_102": "update", "ord_cr_103": "update",
+        "ord_cr_150": "delete",
+    }  # fmt: skip
+    assert {r["_snapshot"] for r in records} == {version}
+
+
 def world_manifest(world: World, job_id: str) -> dict[str, Any]:
     with world.registry.session() as session:
         job = session.get(ExportJob, job_id)
