@@ -9,6 +9,15 @@ with "No snapshot found"), so expiry passes an explicit list of versions that le
 every version in use (warehouse.snapshots.versions_in_use) and every version younger than
 the retention.
 
+Nor does it delete a file a running reader may still open. DuckLake schedules a replaced
+file for deletion at once even when older snapshots still read its rows elsewhere (flushing
+a few deletes kept in the catalog into a file's delete file writes a new delete file and
+schedules the old one), and a statement that listed its files before the pass opens them
+later: an export of 10M orders failed with "Cannot open file ...-delete.parquet" when the
+hourly pass ran under it. So a scheduled file is deleted only once it has been scheduled
+for longer than the retention (QUARRY_SNAPSHOT_RETENTION_HOURS, the time a replaced
+snapshot is kept; `_scheduled_before` says why it may stay up to a day longer).
+
 Each step is one DuckLake call under the lake's write lock: no sync commits in between,
 and files a writer has written but not committed yet cannot be taken for orphans.
 """
@@ -16,7 +25,7 @@ and files a writer has written but not committed yet cannot be taken for orphans
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, time, timedelta
 
 from registry.db import Registry
 from registry.models import utcnow
@@ -54,11 +63,13 @@ def maintain(
         expired = _expire(lake, keep, retention)
         cursor = lake.cursor()
         try:
-            deleted = len(
-                cursor.execute(
-                    f"CALL ducklake_cleanup_old_files('{LAKE}', cleanup_all => true)"
-                ).fetchall()
+            before = _scheduled_before(retention)
+            cleanup = (
+                f"CALL ducklake_cleanup_old_files('{LAKE}', cleanup_all => true)"
+                if before is None
+                else bind(f"CALL ducklake_cleanup_old_files('{LAKE}', older_than => ?)", [before])
             )
+            deleted = len(cursor.execute(cleanup).fetchall())
             deleted += len(
                 cursor.execute(
                     f"CALL ducklake_delete_orphaned_files('{LAKE}', cleanup_all => true)"
@@ -74,6 +85,18 @@ def maintain(
         files_deleted=deleted,
         versions_kept=tuple(sorted(keep)),
     )
+
+
+def _scheduled_before(retention: timedelta) -> datetime | None:
+    """Files scheduled for deletion before this may be deleted (None: all of them, for no
+    retention). DuckLake on a SQLite catalog compares the bound by its date alone (a file
+    scheduled at 07:36 counts as older than 00:00 of the same day), so the bound ends just
+    before the day of now - retention begins: every file stays for the retention at least,
+    and at most a day longer."""
+    if retention <= timedelta(0):
+        return None
+    day = (utcnow() - retention).date()
+    return datetime.combine(day, time.min, tzinfo=UTC) - timedelta(microseconds=1)
 
 
 def _call(lake: Lake, call: str) -> int:

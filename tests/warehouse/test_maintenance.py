@@ -158,3 +158,29 @@ def test_an_export_reading_while_maintenance_runs_sees_exact_figures(
 
     assert failures == []
     assert totals and all(total == (expected,) for total in totals)
+
+
+def test_a_replaced_delete_file_outlives_the_retention_before_it_is_deleted(
+    lake: Lake, registry: Registry
+) -> None:
+    """Flushing a few deletes kept in the catalog into a file's delete file replaces that
+    delete file, which DuckLake schedules for deletion at once: a reader that listed it
+    before the pass would then fail to open it. It stays on disk for the retention."""
+    StoreWriter(lake, "st_a").apply(orders_page("st_a", range(2000)), full=True, first=True)
+    # Many deletes of the file: a delete file. Then a few more: kept in the catalog.
+    StoreWriter(lake, "st_a").apply(
+        orders_page("st_a", [], deleted=range(100, 300)), full=False, first=True
+    )
+    StoreWriter(lake, "st_a").apply(
+        orders_page("st_a", [], deleted=range(500, 503)), full=False, first=True
+    )
+    publish(lake, registry, "st_a")
+    delete_files = {p for p in _files(lake) if p.name.endswith("-delete.parquet")}
+    assert delete_files
+
+    maintain(lake, registry, retention=timedelta(hours=1))
+    assert delete_files <= _files(lake)  # replaced, scheduled, kept
+
+    maintain(lake, registry, retention=NO_RETENTION)
+    assert not delete_files & _files(lake)  # scheduled longer than the retention: gone
+    assert len(current_rows(lake, "orders", "st_a")) == 2000 - 200 - 3
