@@ -22,7 +22,7 @@ import socket
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -111,6 +111,34 @@ def scan_versions(cursor: duckdb.DuckDBPyConnection, snapshot: Snapshot) -> dict
         if all(v in commits and store not in commits[v] for v in between):
             versions[store] = newest
     return versions
+
+
+def unchanged_until(
+    cursor: duckdb.DuckDBPyConnection, ranges: Mapping[str, tuple[int, int]]
+) -> dict[str, int]:
+    """Per store of `ranges` (store -> (start, end)), the newest version v in [start, end]
+    at which the store's rows are still those of `start`: no commit between them names the
+    store (warehouse.lake.commit_author) and none is missing (an expired snapshot's authors
+    are unknown), as scan_versions reasons. A reader of what changed since `start` can read
+    from v on, and skip the other stores' writes in between."""
+    spans = {s: (int(a), int(b)) for s, (a, b) in ranges.items() if b > a}
+    found = {s: int(a) for s, (a, _) in ranges.items()}
+    if not spans:
+        return found
+    first = min(a for a, _ in spans.values())
+    last = max(b for _, b in spans.values())
+    commits = dict(
+        cursor.execute(
+            f"SELECT snapshot_id, {AUTHORS} FROM {LAKE}.snapshots() "
+            f"WHERE snapshot_id > {first} AND snapshot_id <= {last}"
+        ).fetchall()
+    )
+    for store, (start, end) in spans.items():
+        for version in range(start + 1, end + 1):
+            if version not in commits or store in commits[version]:
+                break
+            found[store] = version
+    return found
 
 
 def table_sql(table: TableSpec, versions: Mapping[str, int]) -> str:
@@ -224,10 +252,16 @@ class WarehouseReader:
         block (or PIN_TTL at most, should this process die): for a long reader such as an
         export, which must see one snapshot from its first row to its last."""
         snapshot = self.snapshot(store_ids)
-        holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex}"
-        pin(self.registry, holder, snapshot.versions.values(), PIN_TTL)
-        try:
+        with self.kept(snapshot.versions.values()):
             yield snapshot
+
+    @contextmanager
+    def kept(self, versions: Iterable[int]) -> Iterator[None]:
+        """`versions` kept from maintenance's expiry for the block (PIN_TTL at most)."""
+        holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex}"
+        pin(self.registry, holder, versions, PIN_TTL)
+        try:
+            yield
         finally:
             release(self.registry, holder)
 

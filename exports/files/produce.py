@@ -10,6 +10,7 @@ complete: a download or a delivery never sees half a file.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -190,11 +191,18 @@ def produce(
         read_tables = {record_dataset(part).table for part in config.parts}
     # The snapshot is pinned for the whole run: maintenance must not expire it under the
     # export, however long it takes.
-    with reader.pinned(store_ids) as snapshot, reader.connect(snapshot, read_tables) as cursor:
+    with (
+        reader.pinned(store_ids) as snapshot,
+        reader.connect(snapshot, read_tables) as cursor,
+        contextlib.ExitStack() as kept,
+    ):
         ranges: dict[str, StoreRange] | None = None
         reads = [StoreRead(s, snapshot.versions.get(s)) for s in sorted(store_ids)]
         if starts is not None:
             ranges, reads = change_ranges(cursor, snapshot.versions, starts, restarted or {})
+            moved = {r.start for r in ranges.values() if r.start is not None}
+            if moved - set(starts.values()):
+                kept.enter_context(reader.kept(moved - set(starts.values())))
         summaries: list[PartSummary] = []
 
         def tables() -> Iterator[Table]:

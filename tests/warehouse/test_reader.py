@@ -11,7 +11,7 @@ from registry.db import Registry
 from tests.warehouse.conftest import fetch_dicts, orders_page, publish, rows_table
 from warehouse.lake import Lake
 from warehouse.maintenance import maintain
-from warehouse.reader import WarehouseReader, scan_versions
+from warehouse.reader import WarehouseReader, scan_versions, unchanged_until
 from warehouse.schemas import TABLES
 from warehouse.snapshots import record_snapshot
 from warehouse.tables import duckdb_type
@@ -204,6 +204,41 @@ def test_stores_unchanged_since_their_version_are_read_at_the_newest(
     assert scan_versions(cursor, snapshot) == dict.fromkeys(["st_a", "st_b"], lake.version())
     cursor.close()
     assert _counts(reader, ["st_a", "st_b"]) == {"orders": 5, "order_lines": 10}
+
+
+def test_a_range_starts_at_the_stores_last_version_with_the_same_rows(
+    lake: Lake, registry: Registry
+) -> None:
+    """unchanged_until moves a store's start past the other stores' writes, up to its own
+    next one: what a changed-rows run reads from."""
+    _sync(lake, registry, "st_a", [1, 2], full=True)
+    a_start = lake.version()
+    _sync(lake, registry, "st_b", [1, 2, 3], full=True)
+    _sync(lake, registry, "st_b", [4])
+    b_write = lake.version()
+    _sync(lake, registry, "st_a", [3])
+    end = lake.version()
+
+    cursor = lake.cursor()
+    try:
+        moved = unchanged_until(
+            cursor, {"st_a": (a_start, end), "st_b": (a_start, end), "st_c": (end, end)}
+        )
+    finally:
+        cursor.close()
+    # st_a: its rows are those of its start until its own write at the end.
+    assert a_start < moved["st_a"] < end and moved["st_a"] >= b_write
+    # st_b wrote right after st_a's start: it keeps it; an empty range stays as it is.
+    assert moved["st_b"] == a_start and moved["st_c"] == end
+    rows = {
+        v: lake.cursor()
+        .execute(
+            f"SELECT id FROM lake.orders AT (VERSION => {v}) WHERE store_id = 'st_a' ORDER BY id"
+        )
+        .fetchall()
+        for v in (a_start, moved["st_a"])
+    }
+    assert rows[a_start] == rows[moved["st_a"]]
 
 
 def test_a_store_with_unpublished_commits_keeps_its_version_even_once_they_expire(
