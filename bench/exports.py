@@ -200,8 +200,10 @@ def changed_rows(
             # A figure of a run that had nothing to read would pass for the real one.
             raise ExportFailed("the bench's change of the orders was not synced: no rows written")
         changed_s, job = _export(ctx, config_id)
-    delivered = _changes_delivered(ctx, job["job_id"])
-    expected = _changes_by_time_travel(ctx, job["job_id"])
+    with ctx.client() as client:
+        manifest = client.get(f"/v1/export-jobs/{job['job_id']}/manifest").json()
+    delivered = {k: int(v) for k, v in manifest["parts"][0]["changes"].items()}
+    expected = _changes_by_time_travel(ctx, manifest)
     if delivered != expected:
         # A figure of a run that delivered the wrong rows would pass for a real one.
         raise ExportFailed(
@@ -233,14 +235,7 @@ def changed_rows(
     )
 
 
-def _changes_delivered(ctx: BenchContext, job_id: str) -> dict[str, int]:
-    """Rows of each kind of change a job's manifest counts."""
-    with ctx.client() as client:
-        manifest = client.get(f"/v1/export-jobs/{job_id}/manifest").json()
-    return {k: int(v) for k, v in manifest["parts"][0]["changes"].items()}
-
-
-def _changes_by_time_travel(ctx: BenchContext, job_id: str) -> dict[str, int]:
+def _changes_by_time_travel(ctx: BenchContext, manifest: dict[str, Any]) -> dict[str, int]:
     """What the job should have delivered, computed the slow and obvious way: every order
     of each store at both ends of its range (the manifest's), joined by id, compared on the
     exported columns. The bench's check that its changed-rows figure times a right
@@ -248,8 +243,6 @@ def _changes_by_time_travel(ctx: BenchContext, job_id: str) -> dict[str, int]:
     from warehouse.catalog import dataset
     from warehouse.lake import LAKE
 
-    with ctx.client() as client:
-        manifest = client.get(f"/v1/export-jobs/{job_id}/manifest").json()
     orders = dataset("orders")
     assert orders is not None
     fields = [orders.field(c) for c in COLUMNS]

@@ -99,18 +99,9 @@ def scan_versions(cursor: duckdb.DuckDBPyConnection, snapshot: Snapshot) -> dict
     versions = dict(snapshot.versions)
     if len(set(versions.values())) <= 1:
         return versions
-    newest, oldest = max(versions.values()), min(versions.values())
-    commits = dict(
-        cursor.execute(
-            f"SELECT snapshot_id, {AUTHORS} FROM {LAKE}.snapshots() "
-            f"WHERE snapshot_id > {int(oldest)} AND snapshot_id <= {int(newest)}"
-        ).fetchall()
-    )
-    for store, version in versions.items():
-        between = range(version + 1, newest + 1)
-        if all(v in commits and store not in commits[v] for v in between):
-            versions[store] = newest
-    return versions
+    newest = max(versions.values())
+    quiet = unchanged_until(cursor, {s: (v, newest) for s, v in versions.items()})
+    return {s: newest if quiet[s] == newest else v for s, v in versions.items()}
 
 
 def unchanged_until(
@@ -119,8 +110,9 @@ def unchanged_until(
     """Per store of `ranges` (store -> (start, end)), the newest version v in [start, end]
     at which the store's rows are still those of `start`: no commit between them names the
     store (warehouse.lake.commit_author) and none is missing (an expired snapshot's authors
-    are unknown), as scan_versions reasons. A reader of what changed since `start` can read
-    from v on, and skip the other stores' writes in between."""
+    are unknown). scan_versions reads a store at the newest version when its rows are
+    still those; a reader of what changed since `start` reads from v on, and skips the
+    other stores' writes in between."""
     spans = {s: (int(a), int(b)) for s, (a, b) in ranges.items() if b > a}
     found = {s: int(a) for s, (a, _) in ranges.items()}
     if not spans:

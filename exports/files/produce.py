@@ -200,9 +200,11 @@ def produce(
         reads = [StoreRead(s, snapshot.versions.get(s)) for s in sorted(store_ids)]
         if starts is not None:
             ranges, reads = change_ranges(cursor, snapshot.versions, starts, restarted or {})
+            # The starts moved up (changed_parts.change_ranges) are not pinned as the
+            # starts are: kept for the run.
             moved = {r.start for r in ranges.values() if r.start is not None}
-            if moved - set(starts.values()):
-                kept.enter_context(reader.kept(moved - set(starts.values())))
+            if extra := moved - set(starts.values()):
+                kept.enter_context(reader.kept(extra))
         summaries: list[PartSummary] = []
 
         def tables() -> Iterator[Table]:
