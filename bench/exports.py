@@ -52,7 +52,7 @@ def run_section(ctx: BenchContext, section: Section, dagster: DagsterServices) -
     """Measure with Dagster's services running (the caller starts them: see bench.__main__)."""
     configs = apply_configs(ctx)
     samples = 1 if ctx.quick else ROUNDS
-    memory = MemorySampler(group=dagster.daemon_pid)
+    memory = MemorySampler(group=dagster.runs_group)
     trivial: list[float] = []
     csv_runs: list[tuple[float, dict[str, Any]]] = []
     copies: list[tuple[float, int]] = []
@@ -402,11 +402,14 @@ def plain_xlsx(ctx: BenchContext, target: Path) -> tuple[float, int]:
     return seconds, row_number
 
 
+FORKSERVER = b"multiprocessing.forkserver"
+
+
 @dataclass
 class MemorySampler:
     """Polls /proc for Dagster run workers and keeps the highest peak RSS (VmHWM) any of
-    them reached. A run worker is a multiprocessing child of a code server (`dagster api
-    grpc`) in the daemon's process group: the daemon launches every queued run there.
+    them reached. A run worker is a child of the forkserver of the project's code server
+    (pipelines.code_server), in that server's process group.
 
     Listing every process is done every `scan_every` seconds only, reading the peak of
     the workers found every `interval`: scanning /proc every 50 ms took CPU from the
@@ -478,9 +481,9 @@ class MemorySampler:
             _state, parent, group, *_ = (proc / "stat").read_text().rsplit(")", 1)[1].split()
             if int(group) != self.group:
                 return
-            if b"spawn_main" not in (proc / "cmdline").read_bytes():
-                return
-            if b"api\x00grpc" not in Path(f"/proc/{parent}/cmdline").read_bytes():
+            # A fork keeps its parent's command line: a run's and its forkserver's are
+            # alike, and only a run's parent is the forkserver.
+            if FORKSERVER not in Path(f"/proc/{parent}/cmdline").read_bytes():
                 return
             if self._read_peak(proc):
                 self._seen.add(int(proc.name))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 
@@ -37,6 +38,18 @@ def answers(url: str) -> bool:
         return httpx.get(url, timeout=PROBE_TIMEOUT_SECONDS).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def accepts(path: Path) -> bool:
+    """Whether a server accepts connections on the Unix socket at `path` (a gRPC code
+    server binds it only once it has loaded its code)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(PROBE_TIMEOUT_SECONDS)
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return False
+        return True
 
 
 def check_ports_free(host: str, ports: dict[str, int], hint: str) -> None:

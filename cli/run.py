@@ -11,12 +11,14 @@ Ctrl-C or SIGTERM: SIGTERM to every group, up to STOP_GRACE_SECONDS to go, then 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -27,7 +29,7 @@ import click
 import yaml
 
 from cli.context import AppContext, echo_json, pass_app
-from cli.readiness import Announcement, check_ports_free
+from cli.readiness import Announcement, accepts, check_ports_free
 from quarry.errors import ConfigurationError
 from quarry.logs import dagster_options, level_of, uvicorn_log_config
 from quarry.settings import Settings
@@ -39,14 +41,14 @@ PORTS_HINT = "stop what uses it, or choose others (`quarry up --port ... --dagst
 DEMO_PORTS_HINT = "stop what uses it, or choose others: `make demo PORT=8080 DAGSTER_PORT=3080`"
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 LOCATION = "quarry"  # the code location's name (pipelines.exports.launcher submits runs to it)
-GRPC_HEADER = "# Written by `quarry orchestrator`: the worker at QUARRY_WORKER_ADDRESS.\n"
-WORKSPACE = """# Written by `quarry up`: the code location of the pipelines.
-load_from:
-  - python_module:
-      module_name: pipelines.definitions
-      attribute: defs
-      location_name: quarry
-"""
+GRPC_HEADER = (
+    "# Written by `quarry up` / `quarry orchestrator`: the code server of the worker role.\n"
+)
+# A Unix socket's path holds at most 107 bytes on Linux.
+MAX_SOCKET_PATH = 100
+CODE_SERVER = "code-server"  # the worker role's process in `up` (unless a worker host has it)
+# How long `up` waits for its code server to load the code before starting the others.
+CODE_SERVER_START_SECONDS = 300.0
 
 
 @click.command()
@@ -153,9 +155,9 @@ def orchestrator(app: AppContext, host: str, port: int) -> None:
     until Ctrl-C. Runs execute in the worker at QUARRY_WORKER_ADDRESS (or, unset, in a code
     server the webserver starts on this machine)."""
     settings = app.settings
-    commands = _orchestrator_commands(settings, host, port)
+    gates, commands = _orchestrator_commands(settings, host, port)
     click.echo(f"Dagster UI on http://{host}:{port}; code location at {_location(settings)}")
-    sys.exit(_supervise(settings, commands))
+    sys.exit(_supervise(settings, commands, gates=gates))
 
 
 @click.command()
@@ -177,15 +179,32 @@ def worker(app: AppContext, host: str, port: int) -> None:
     # Files that runs of an earlier worker of this home were staging: no run of theirs can
     # still be going (one worker per home), so nothing half-written outlives a restart.
     shutil.rmtree(staging_dir(settings), ignore_errors=True)
-    command = [_tool("dagster"), "code-server", "start", "-m", "pipelines.definitions",
-               "-a", "defs", "-h", host, "-p", str(port), "--location-name", LOCATION,
-               *dagster_options(settings, "code-server")]  # fmt: skip
+    command = _code_server_command(settings, "-h", host, "-p", str(port))
     click.echo(f"worker {settings.role_id}: code server on {host}:{port}")
     env = _role_env(settings)
     sys.stdout.flush()
     sys.stderr.flush()
     os.chdir(PROJECT_ROOT)
     os.execvpe(command[0], command, env)
+
+
+def _code_server_command(settings: Settings, *address: str) -> list[str]:
+    """Quarry's code server (pipelines.code_server: Dagster's, with runs forked from a
+    process that loaded the code already) serving the code location at `address` (options
+    of `dagster api grpc`: `-h HOST -p PORT` or `--socket PATH`)."""
+    return [sys.executable, "-m", "pipelines.code_server", "-m", "pipelines.definitions",
+            "-a", "defs", *address, "--location-name", LOCATION,
+            *dagster_options(settings, "code-server")]  # fmt: skip
+
+
+def code_server_socket(settings: Settings) -> Path:
+    """The Unix socket of the code server `up` and `orchestrator` start on this machine: in
+    DAGSTER_HOME, or in the temporary folder when that path is too long for a socket."""
+    path = settings.resolved_dagster_home / "code-server.sock"
+    if len(str(path).encode()) <= MAX_SOCKET_PATH:
+        return path
+    digest = hashlib.sha256(str(settings.resolved_dagster_home).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"quarry-code-server-{digest}.sock"
 
 
 @click.command(name="fleet-worker")
@@ -249,9 +268,10 @@ def run_services(
     "starting..." until then."""
     check_ports_free(host, {"the API": port, "the Dagster UI": dagster_port}, PORTS_HINT)
     api_url, dagster_url = f"http://{host}:{port}", f"http://{host}:{dagster_port}"
+    gates, orchestrator = _orchestrator_commands(settings, host, dagster_port)
     commands = {
         "api": [_tool("quarry"), "serve", "--host", host, "--port", str(port)],
-        **_orchestrator_commands(settings, host, dagster_port),
+        **orchestrator,
     }
 
     def api_ready() -> None:
@@ -273,17 +293,35 @@ def run_services(
         commands,
         extra={"QUARRY_DAGSTER_URL": dagster_url},
         announcements=announcements,
+        gates=gates,
     )
 
 
-def _orchestrator_commands(settings: Settings, host: str, port: int) -> dict[str, list[str]]:
+def _orchestrator_commands(
+    settings: Settings, host: str, port: int
+) -> tuple[dict[str, Callable[[], bool]], dict[str, list[str]]]:
+    """The orchestrator's commands, and the gates among them: a command named in the gates
+    must pass its gate before the commands after it start."""
     from pipelines.instance import write_instance_config
     from warehouse.lake import refuse_delta_home
 
     refuse_delta_home(settings)
     write_instance_config(settings)
-    workspace = _workspace(settings)
-    return {
+    code_server: dict[str, list[str]] = {}
+    gates: dict[str, Callable[[], bool]] = {}
+    if settings.worker_address:
+        workspace = _workspace(settings, _grpc_address(settings.worker_address))
+    else:
+        # The worker role on this machine, on a socket of this home (no port to collide
+        # with): the webserver and the daemon reach it as they would a worker host's, so runs
+        # start warm here too (pipelines.code_server). They start once it serves: a location
+        # that fails its first load stays failed in the UI until reloaded.
+        path = code_server_socket(settings)
+        path.unlink(missing_ok=True)  # left by a killed `up`; one orchestrator per home
+        code_server[CODE_SERVER] = _code_server_command(settings, "--socket", str(path))
+        gates[CODE_SERVER] = lambda: accepts(path)
+        workspace = _workspace(settings, {"socket": str(path)})
+    return gates, code_server | {
         "dagster-webserver": [_tool("dagster-webserver"), "-w", str(workspace),
                               "-h", host, "-p", str(port),
                               *dagster_options(settings, "dagster-webserver")],
@@ -298,6 +336,7 @@ def _supervise(
     commands: dict[str, list[str]],
     extra: dict[str, str] | None = None,
     announcements: list[Announcement] | None = None,
+    gates: dict[str, Callable[[], bool]] | None = None,
 ) -> int:
     env = _role_env(settings) | (extra or {})
     return Supervisor(
@@ -305,6 +344,7 @@ def _supervise(
         env=env,
         cwd=PROJECT_ROOT,
         announcements=announcements,
+        gates=gates,
         json_logs=settings.log_format == "json",
     ).run()
 
@@ -330,26 +370,20 @@ def _location(settings: Settings) -> str:
     return settings.worker_address or "a code server of this machine"
 
 
-def _workspace(settings: Settings) -> Path:
-    """Where the orchestrator finds the code location: the worker at QUARRY_WORKER_ADDRESS
-    (a workspace written into DAGSTER_HOME), else the project's workspace.yaml (or, installed
-    without the source tree, one written into DAGSTER_HOME), whose code server the webserver
-    and the daemon start on this machine."""
+def _grpc_address(worker_address: str) -> dict[str, str | int]:
+    host, _, port = worker_address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigurationError(f"QUARRY_WORKER_ADDRESS must be host:port, got {worker_address!r}")
+    return {"host": host, "port": int(port)}
+
+
+def _workspace(settings: Settings, address: dict[str, str | int]) -> Path:
+    """The workspace (written into DAGSTER_HOME) by which the orchestrator finds the code
+    location: the code server at `address` (a `grpc_server` entry's host and port, or
+    socket)."""
+    workspace = {"load_from": [{"grpc_server": {**address, "location_name": LOCATION}}]}
     written = settings.resolved_dagster_home / "workspace.yaml"
-    if settings.worker_address:
-        host, _, port = settings.worker_address.rpartition(":")
-        if not host or not port.isdigit():
-            raise ConfigurationError(
-                f"QUARRY_WORKER_ADDRESS must be host:port, got {settings.worker_address!r}"
-            )
-        workspace = {"load_from": [{"grpc_server": {
-            "host": host, "port": int(port), "location_name": LOCATION}}]}  # fmt: skip
-        written.write_text(GRPC_HEADER + yaml.safe_dump(workspace, sort_keys=False))
-        return written
-    shipped = PROJECT_ROOT / "workspace.yaml"
-    if shipped.exists():
-        return shipped
-    written.write_text(WORKSPACE)
+    written.write_text(GRPC_HEADER + yaml.safe_dump(workspace, sort_keys=False))
     return written
 
 
@@ -372,11 +406,13 @@ class Supervisor:
         env: dict[str, str],
         cwd: Path,
         announcements: list[Announcement] | None = None,
+        gates: dict[str, Callable[[], bool]] | None = None,
         json_logs: bool = False,
     ):
         self.commands, self.env, self.cwd = commands, env, cwd
         self.children: dict[str, subprocess.Popen[bytes]] = {}
         self.announcements = list(announcements or [])
+        self.gates = dict(gates or {})
         self.json_logs = json_logs
         self._pumps: list[threading.Thread] = []
         self._stop_requested = False
@@ -396,7 +432,12 @@ class Supervisor:
                 )  # fmt: skip
                 if self.json_logs:
                     self._pump(name, self.children[name])
-            failed = self._watch()
+                if name in self.gates:
+                    failed = self._watch(until=self.gates[name])
+                    if failed or self._stop_requested:
+                        break
+            else:
+                failed = self._watch()
         finally:
             self.stop_all()
             for pump in self._pumps:
@@ -429,14 +470,22 @@ class Supervisor:
         pump.start()
         self._pumps.append(pump)
 
-    def _watch(self) -> str | None:
-        """Wait for a stop request (None) or a child's exit (its name); say each
-        announcement once its service answers (probed about once a second)."""
+    def _watch(self, until: Callable[[], bool] | None = None) -> str | None:
+        """Wait for a stop request (None), a child's exit (its name) or, given `until`, for
+        it to pass (None; for up to CODE_SERVER_START_SECONDS); say each announcement once
+        its service answers (probed about once a second)."""
         next_probe = 0.0
+        deadline = time.monotonic() + CODE_SERVER_START_SECONDS
         while not self._stop_requested:
             for name, child in self.children.items():
                 if child.poll() is not None:
                     return f"{name} (status {child.returncode})"
+            if until is not None:
+                if until():
+                    return None
+                if time.monotonic() >= deadline:
+                    waited = list(self.children)[-1]
+                    return f"{waited} (not ready in {CODE_SERVER_START_SECONDS:.0f} s)"
             if time.monotonic() >= next_probe:
                 for announcement in self.announcements:
                     announcement.poll()

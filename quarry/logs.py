@@ -183,12 +183,12 @@ def configure_uvicorn(settings: Settings) -> None:
 
 # The options that set a Dagster command's own log levels, and each level when
 # QUARRY_LOG_LEVEL is unset. The daemon's INFO is a line per sensor tick (two sensors, every
-# 30 and 60 s), and the code servers it and the webserver start say WARNING each time one
-# is replaced ("No heartbeat received in 20 seconds, shutting down", about every minute and
-# a half): both buried everything else in `make demo`. Errors still show.
+# 30 and 60 s), which buried everything else in `make demo`. Errors still show. Neither the
+# webserver nor the daemon starts a code server of its own: both reach Quarry's
+# (pipelines.code_server), which `up` starts.
 _DAGSTER_LEVELS = {
-    "dagster-webserver": (("--dagster-log-level", "info"), ("--code-server-log-level", "error")),
-    "dagster-daemon": (("--log-level", "warning"), ("--code-server-log-level", "error")),
+    "dagster-webserver": (("--dagster-log-level", "info"),),
+    "dagster-daemon": (("--log-level", "warning"),),
     "code-server": (("--log-level", "info"),),
 }
 

@@ -16,6 +16,7 @@ import os
 import signal
 import time
 import zipfile
+from pathlib import Path
 from typing import Any
 
 import openpyxl
@@ -145,7 +146,11 @@ def test_a_killed_worker_fails_its_job_and_a_rerun_succeeds(stack: Stack) -> Non
     try:
         worker = wait_for(lambda: _worker(stack, job_id), "the worker to start", timeout=120)
         assert stack.job(job_id)["status"] == "running"
-        os.kill(int(worker.rsplit(":", 1)[1]), signal.SIGKILL)
+        pid = int(worker.rsplit(":", 1)[1])
+        # The run is a fork of the code server's warm process (pipelines.code_server), not
+        # a new interpreter that imports the code location again.
+        assert "multiprocessing.forkserver" in _command_line(_parent(pid))
+        os.kill(pid, signal.SIGKILL)
         job = stack.finished(job_id, timeout=90)
         assert job["status"] == "failed", job
         assert "stopped" in job["error"] and "run the export again" in job["error"], job
@@ -156,6 +161,15 @@ def test_a_killed_worker_fails_its_job_and_a_rerun_succeeds(stack: Stack) -> Non
         partial.unlink(missing_ok=True)
     rerun = stack.run("E2E kill")
     assert stack.finished(rerun)["status"] == "completed", stack.job(rerun)
+
+
+def _parent(pid: int) -> int:
+    # /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces, not ")".
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _command_line(pid: int) -> str:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
 
 
 def _worker(stack: Stack, job_id: str) -> str | None:

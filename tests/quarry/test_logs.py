@@ -153,28 +153,29 @@ def test_a_runs_events_follow_the_settings(quarry_env: Settings) -> None:
 def test_dagster_commands_follow_the_settings(
     quarry_env: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    quiet = _orchestrator_commands(load_settings(), "127.0.0.1", 3000)
-    # Unset: the daemon at WARNING (its INFO is a line per sensor tick) and its code
-    # servers at ERROR (a WARNING each time it replaces one), no JSON.
-    assert quiet["dagster-daemon"][-4:] == [
-        "--log-level", "warning", "--code-server-log-level", "error",
-    ]  # fmt: skip
-    # The webserver's code servers too: "No heartbeat received" every minute and a half.
-    assert quiet["dagster-webserver"][-4:] == [
-        "--dagster-log-level", "info", "--code-server-log-level", "error",
-    ]  # fmt: skip
+    _gates, quiet = _orchestrator_commands(load_settings(), "127.0.0.1", 3000)
+    # Unset: the daemon at WARNING (its INFO is a line per sensor tick), no JSON.
+    assert quiet["dagster-daemon"][-2:] == ["--log-level", "warning"]
+    assert quiet["dagster-webserver"][-2:] == ["--dagster-log-level", "info"]
+    assert quiet["code-server"][-2:] == ["--log-level", "info"]
     monkeypatch.setenv("QUARRY_LOG_FORMAT", "json")
     monkeypatch.setenv("QUARRY_LOG_LEVEL", "DEBUG")
-    loud = _orchestrator_commands(load_settings(), "127.0.0.1", 3000)
-    assert loud["dagster-daemon"][-6:] == [
-        "--log-level", "debug", "--code-server-log-level", "debug", "--log-format", "json",
+    _gates, loud = _orchestrator_commands(load_settings(), "127.0.0.1", 3000)
+    assert loud["dagster-daemon"][-4:] == ["--log-level", "debug", "--log-format", "json"]
+    assert loud["dagster-webserver"][-4:] == [
+        "--dagster-log-level", "debug", "--log-format", "json",
     ]  # fmt: skip
-    assert loud["dagster-webserver"][-6:] == [
-        "--dagster-log-level", "debug", "--code-server-log-level", "debug", "--log-format", "json",
-    ]  # fmt: skip
-    # The commands accept them (a typo here would stop `quarry up` at start).
+    assert loud["code-server"][-4:] == ["--log-level", "debug", "--log-format", "json"]
+    # The commands accept them (a typo here would stop `quarry up` at start); the code
+    # server's are those of `dagster api grpc`, which it runs.
     daemon, webserver = loud["dagster-daemon"], loud["dagster-webserver"]
-    for command, help_command in ((daemon, daemon[:2]), (webserver, webserver[:1])):
+    code_server = loud["code-server"]
+    api_grpc = [str(Path(sys.executable).with_name("dagster")), "api", "grpc"]
+    for command, help_command in (
+        (daemon, daemon[:2]),
+        (webserver, webserver[:1]),
+        (code_server, api_grpc),
+    ):
         checked = subprocess.run([*help_command, "--help"], capture_output=True, text=True)
         assert all(option in checked.stdout for option in command if option.startswith("--"))
 

@@ -56,7 +56,8 @@ def test_stopping_the_workers_group_stops_the_code_server_and_its_processes(
             assert time.monotonic() < deadline, "the code server did not start"
             time.sleep(0.5)
         tree = descendants(worker.pid)
-        # The code server's own process loading the pipelines is under it too.
+        # Its forkserver (which forks the runs) and the multiprocessing resource tracker are
+        # under it too.
         assert len(tree) >= 2, tree
         assert {_group(pid) for pid in tree} == {worker.pid}
         os.killpg(worker.pid, signal.SIGTERM)

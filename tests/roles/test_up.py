@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
 from cli import run
 from quarry.settings import Settings, load_settings
@@ -54,12 +55,13 @@ def test_up_tells_the_api_where_dagster_is_and_stops_everything(tmp_path: Path) 
 
         wait_for(reachable, "the API to reach the Dagster that `up` started", timeout=240)
         started = descendants(up.pid)
-        assert len(started) >= 5  # up, the API, the webserver, the daemon, the housekeeper
+        # up, the API, the code server and its forkserver, the webserver, the daemon, the
+        # housekeeper
+        assert len(started) >= 7
         up.send_signal(signal.SIGINT)
         assert up.wait(timeout=60) == 0
 
-        # The code server the webserver started shuts itself down once the webserver
-        # has gone (it logs "Shutting down Dagster code server"), a few seconds later.
+        # Every process `up` started is gone, the code server's forkserver included.
         def alive() -> list[int]:
             return [p for p in started if Path(f"/proc/{p}").exists()]
 
@@ -73,7 +75,49 @@ def test_up_tells_the_api_where_dagster_is_and_stops_everything(tmp_path: Path) 
 
 
 def test_the_roles_run_from_the_project_and_its_workspace(quarry_env: Settings) -> None:
-    # The children of `quarry up` and `quarry orchestrator` start in the project's folder,
-    # with its workspace.yaml (cli/ moved up a level once and this pointed outside it).
+    # The children of `quarry up` and `quarry orchestrator` start in the project's folder
+    # (cli/ moved up a level once and this pointed outside it).
     assert (run.PROJECT_ROOT / "pyproject.toml").is_file()
-    assert run._workspace(load_settings()) == run.PROJECT_ROOT / "workspace.yaml"
+
+
+def _workspace_entry(settings: Settings) -> dict[str, object]:
+    written = yaml.safe_load((settings.resolved_dagster_home / "workspace.yaml").read_text())
+    [entry] = written["load_from"]
+    return entry["grpc_server"]
+
+
+def test_up_serves_the_code_location_from_its_own_warm_code_server(
+    quarry_env: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = load_settings()
+    gates, commands = run._orchestrator_commands(settings, "127.0.0.1", 3999)
+    # The code server starts first, and the others once its socket accepts.
+    assert next(iter(commands)) == run.CODE_SERVER and list(gates) == [run.CODE_SERVER]
+    socket_path = run.code_server_socket(settings)
+    assert commands[run.CODE_SERVER][1:3] == ["-m", "pipelines.code_server"]
+    assert str(socket_path) in commands[run.CODE_SERVER]
+    assert _workspace_entry(settings) == {"socket": str(socket_path), "location_name": "quarry"}
+    assert gates[run.CODE_SERVER]() is False  # nothing serves there yet
+
+    monkeypatch.setenv("QUARRY_WORKER_ADDRESS", "worker-1:4000")
+    settings = load_settings()
+    gates, commands = run._orchestrator_commands(settings, "127.0.0.1", 3999)
+    assert run.CODE_SERVER not in commands and gates == {}
+    assert _workspace_entry(settings) == {
+        "host": "worker-1",
+        "port": 4000,
+        "location_name": "quarry",
+    }
+
+
+def test_a_home_too_deep_for_a_socket_path_gets_one_in_the_temporary_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = tmp_path / ("d" * 90) / "home"
+    monkeypatch.setenv("QUARRY_HOME", str(deep))
+    settings = load_settings()
+    path = run.code_server_socket(settings)
+    assert len(str(path).encode()) <= run.MAX_SOCKET_PATH and not path.is_relative_to(deep)
+    # Its own per home: another deep home gets another.
+    monkeypatch.setenv("QUARRY_HOME", str(tmp_path / ("e" * 90) / "home"))
+    assert run.code_server_socket(load_settings()) != path
