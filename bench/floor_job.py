@@ -1,9 +1,10 @@
 """The orchestration floor: a Dagster job that does nothing, run the way export runs are
-(queued, launched by the daemon in a new process, in-process executor). Its time from
-submit to success is what any export pays before and after writing a file.
+(queued, launched by the daemon in a process forked from its code server's warm process,
+in-process executor). Its time from submit to success is what any export pays before and
+after writing a file.
 
 It imports the project's code location's modules, as the export code location does, so
-the new process pays the same imports; it defines nothing else (no sensors, no schedules)."""
+its process holds the same modules; it defines nothing else (no sensors, no schedules)."""
 
 from __future__ import annotations
 
