@@ -94,6 +94,8 @@ def bench_environment(home: Path, dagster_port: int | None = None) -> dict[str, 
 # Code under CODE_DIRS that only reads what is stored: changing it keeps the dataset.
 READ_ONLY_DIRS = {("warehouse", "query")}
 READ_ONLY_FILES = {
+    "pipelines/code_server.py",
+    "pipelines/run_preload.py",
     "warehouse/extensions.py",
     "warehouse/rollups/planner.py",
     "warehouse/rollups/exactness.py",
