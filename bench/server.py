@@ -23,6 +23,8 @@ from typing import Any
 import httpx
 import yaml
 
+from cli.readiness import accepts
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 STOP_GRACE_SECONDS = 10.0
 LOOPBACK = "127.0.0.1"
@@ -101,12 +103,6 @@ class Service:
         except OSError:
             return ""
         return f"(log {self.log_path}):\n" + "\n".join(text)
-
-
-def _accepts(path: Path) -> bool:
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-        probe.connect(str(path))  # OSError until the server binds it
-    return True
 
 
 def _signal_group(pid: int, signum: int) -> None:
@@ -214,7 +210,7 @@ class DagsterServices:
                 self.sockets[server.name.removeprefix("code-server-")].unlink(missing_ok=True)
                 server.start()
             for server, path in zip(self.code_servers, self.sockets.values(), strict=True):
-                server.wait_until(lambda p=path: _accepts(p), 300, "its socket accepting")
+                server.wait_until(lambda p=path: accepts(p), 300, "its socket accepting")
             for service in self.services:
                 service.start()
             self.services[0].wait_until(self._locations_loaded, 300, "both code locations loaded")

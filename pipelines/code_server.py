@@ -6,13 +6,14 @@ of CPU in a fresh process (docs/benchmark.md, Session 20), more than a changed-r
 of a 1M-order store does in its whole run. Here the server's runs come from a forkserver
 (multiprocessing's `forkserver`) that imported the code location and built its repository
 once, when the server started: each run is a fork of that process and begins with the
-imports done. The forkserver holds no thread, connection or open lake; a run opens its own
+imports done. The forkserver holds no Python thread, connection or open lake; a run opens its own
 as before.
 
 Dagster's server takes its multiprocessing context in its constructor and offers no
 setting for it, so this module replaces that one attribute (`_mp_ctx`) on a subclass and
 refuses to start if a Dagster upgrade renamed it, rather than fall back silently
-(tests/pipelines/test_code_server.py checks that a run is a child of the forkserver).
+(tests/exports/test_end_to_end.py checks that a run is a child of the forkserver;
+tests/pipelines/test_code_server.py that the forkserver holds no Python thread or open file).
 
 Run as `python -m pipelines.code_server <options of dagster api grpc>`.
 """

@@ -4,7 +4,7 @@ so no run builds it again), and the modules of Dagster's that executing a run im
 its storage (SQLite, or PostgreSQL through dagster-postgres), its compute-log capture, the
 in-process executor. Without them a forked run still imported about 185 modules, 0.5 s.
 
-Only imports: no thread, connection or file is opened here, so forking stays safe."""
+Only imports: no Python thread, connection or file is opened here, so forking stays safe."""
 
 from __future__ import annotations
 
