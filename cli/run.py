@@ -317,7 +317,13 @@ def _orchestrator_commands(
         # start warm here too (pipelines.code_server). They start once it serves: a location
         # that fails its first load stays failed in the UI until reloaded.
         path = code_server_socket(settings)
-        path.unlink(missing_ok=True)  # left by a killed `up`; one orchestrator per home
+        if accepts(path):
+            raise ConfigurationError(
+                f"a code server already serves {path}: another `quarry up` or `quarry "
+                "orchestrator` runs on this QUARRY_HOME; stop it first, or give this one a home "
+                "of its own"
+            )
+        path.unlink(missing_ok=True)  # left by a killed `up`
         code_server[CODE_SERVER] = _code_server_command(settings, "--socket", str(path))
         gates[CODE_SERVER] = lambda: accepts(path)
         workspace = _workspace(settings, {"socket": str(path)})

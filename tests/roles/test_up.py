@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ import pytest
 import yaml
 
 from cli import run
+from quarry.errors import ConfigurationError
 from quarry.settings import Settings, load_settings
 from tests.factories import free_port, wait_for
 from tests.roles.deployment import descendants
@@ -108,6 +110,23 @@ def test_up_serves_the_code_location_from_its_own_warm_code_server(
         "port": 4000,
         "location_name": "quarry",
     }
+
+
+def test_a_second_orchestrator_on_a_home_is_refused_before_it_takes_the_socket(
+    quarry_env: Settings,
+) -> None:
+    settings = load_settings()
+    path = run.code_server_socket(settings)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as first:
+        first.bind(str(path))
+        first.listen()
+        with pytest.raises(ConfigurationError, match="already serves"):
+            run._orchestrator_commands(settings, "127.0.0.1", 3999)
+        assert path.exists()  # the first one's socket is left alone
+    # Once nothing listens, a socket file left behind is taken over.
+    gates, _commands = run._orchestrator_commands(settings, "127.0.0.1", 3999)
+    assert not path.exists() and list(gates) == [run.CODE_SERVER]
 
 
 def test_a_home_too_deep_for_a_socket_path_gets_one_in_the_temporary_folder(
