@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 import yaml
 
-from cli.readiness import accepts
+from cli.readiness import accepts, socket_path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 STOP_GRACE_SECONDS = 10.0
@@ -164,7 +164,9 @@ class DagsterServices:
         self.url = f"http://{LOOPBACK}:{port}"
         workspace = dagster_home / "bench-workspace.yaml"
         dagster_home.mkdir(parents=True, exist_ok=True)
-        self.sockets = {name: dagster_home / f"bench-{name}.sock" for name in LOCATIONS}
+        self.sockets = {
+            name: socket_path(dagster_home / f"bench-{name}.sock") for name in LOCATIONS
+        }
         entries = [{"grpc_server": {"socket": str(path), "location_name": name}}
                    for name, path in self.sockets.items()]  # fmt: skip
         workspace.write_text(yaml.safe_dump({"load_from": entries}, sort_keys=False))

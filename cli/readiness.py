@@ -4,7 +4,9 @@ ports are free before anything starts."""
 
 from __future__ import annotations
 
+import hashlib
 import socket
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +40,19 @@ def answers(url: str) -> bool:
         return httpx.get(url, timeout=PROBE_TIMEOUT_SECONDS).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+# A Unix socket's path holds at most 107 bytes on Linux.
+MAX_SOCKET_PATH = 100
+
+
+def socket_path(preferred: Path) -> Path:
+    """`preferred`, or when that path is too long for a Unix socket, one of the same name in
+    the temporary folder, distinct per preferred path."""
+    if len(str(preferred).encode()) <= MAX_SOCKET_PATH:
+        return preferred
+    digest = hashlib.sha256(str(preferred).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"quarry-{digest}-{preferred.name}"
 
 
 def accepts(path: Path) -> bool:

@@ -11,14 +11,12 @@ Ctrl-C or SIGTERM: SIGTERM to every group, up to STOP_GRACE_SECONDS to go, then 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -29,7 +27,7 @@ import click
 import yaml
 
 from cli.context import AppContext, echo_json, pass_app
-from cli.readiness import Announcement, accepts, check_ports_free
+from cli.readiness import Announcement, accepts, check_ports_free, socket_path
 from quarry.errors import ConfigurationError
 from quarry.logs import dagster_options, level_of, uvicorn_log_config
 from quarry.settings import Settings
@@ -44,8 +42,6 @@ LOCATION = "quarry"  # the code location's name (pipelines.exports.launcher subm
 GRPC_HEADER = (
     "# Written by `quarry up` / `quarry orchestrator`: the code server of the worker role.\n"
 )
-# A Unix socket's path holds at most 107 bytes on Linux.
-MAX_SOCKET_PATH = 100
 CODE_SERVER = "code-server"  # the worker role's process in `up` (unless a worker host has it)
 # How long `up` waits for its code server to load the code before starting the others.
 CODE_SERVER_START_SECONDS = 300.0
@@ -200,11 +196,7 @@ def _code_server_command(settings: Settings, *address: str) -> list[str]:
 def code_server_socket(settings: Settings) -> Path:
     """The Unix socket of the code server `up` and `orchestrator` start on this machine: in
     DAGSTER_HOME, or in the temporary folder when that path is too long for a socket."""
-    path = settings.resolved_dagster_home / "code-server.sock"
-    if len(str(path).encode()) <= MAX_SOCKET_PATH:
-        return path
-    digest = hashlib.sha256(str(settings.resolved_dagster_home).encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"quarry-code-server-{digest}.sock"
+    return socket_path(settings.resolved_dagster_home / "code-server.sock")
 
 
 @click.command(name="fleet-worker")

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from cli import run
+from cli.readiness import MAX_SOCKET_PATH
 from quarry.errors import ConfigurationError
 from quarry.settings import Settings, load_settings
 from tests.factories import free_port, wait_for
@@ -136,7 +137,7 @@ def test_a_home_too_deep_for_a_socket_path_gets_one_in_the_temporary_folder(
     monkeypatch.setenv("QUARRY_HOME", str(deep))
     settings = load_settings()
     path = run.code_server_socket(settings)
-    assert len(str(path).encode()) <= run.MAX_SOCKET_PATH and not path.is_relative_to(deep)
+    assert len(str(path).encode()) <= MAX_SOCKET_PATH and not path.is_relative_to(deep)
     # Its own per home: another deep home gets another.
     monkeypatch.setenv("QUARRY_HOME", str(tmp_path / ("e" * 90) / "home"))
     assert run.code_server_socket(load_settings()) != path
