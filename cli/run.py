@@ -1,11 +1,11 @@
 """`quarry sync`, `quarry serve`, `quarry up` and `quarry demo start`: running the service.
 
 `sync` runs Dagster's sync jobs in this process on the instance of DAGSTER_HOME (the runs
-show in the UI; no daemon needed). `up` runs the API, the Dagster webserver and the daemon
-as child processes in the foreground, each in its own process group, and stops them all on
-Ctrl-C or SIGTERM: SIGTERM to every group, up to STOP_GRACE_SECONDS to go, then SIGKILL
-(the webserver ignores SIGTERM for a while). When one child dies the others are stopped and
-`up` exits non-zero.
+show in the UI; no daemon needed). `up` runs the API, Quarry's code server and, once that
+serves, the Dagster webserver and the daemon as child processes in the foreground, each in
+its own process group, and stops them all on Ctrl-C or SIGTERM: SIGTERM to every group, up
+to STOP_GRACE_SECONDS to go, then SIGKILL (the webserver ignores SIGTERM for a while). When
+one child dies the others are stopped and `up` exits non-zero.
 """
 
 from __future__ import annotations
@@ -148,8 +148,8 @@ def up(app: AppContext, host: str, port: int, dagster_port: int) -> None:
 @pass_app
 def orchestrator(app: AppContext, host: str, port: int) -> None:
     """Run the orchestrator role: Dagster's webserver and daemon and Quarry's housekeeper,
-    until Ctrl-C. Runs execute in the worker at QUARRY_WORKER_ADDRESS (or, unset, in a code
-    server the webserver starts on this machine)."""
+    until Ctrl-C. Runs execute in the worker at QUARRY_WORKER_ADDRESS (or, unset, in Quarry's
+    code server, which this command starts on this machine first)."""
     settings = app.settings
     gates, commands = _orchestrator_commands(settings, host, port)
     click.echo(f"Dagster UI on http://{host}:{port}; code location at {_location(settings)}")
@@ -422,7 +422,7 @@ class Supervisor:
         try:
             for name, command in self.commands.items():
                 # A session of its own: Ctrl-C in the terminal reaches us only, and we stop
-                # each child's whole tree (the webserver runs a code server under it).
+                # each child's whole tree (the code server's forkserver and its runs).
                 piped = subprocess.PIPE if self.json_logs else None
                 self.children[name] = subprocess.Popen(
                     command, env=self.env, cwd=self.cwd, start_new_session=True,
