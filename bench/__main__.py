@@ -256,7 +256,7 @@ def _served_sections(
                 say("records: pages, by id, and throughput")
                 _measure(sections["records"], lambda s: records.run_section(ctx, s))
             if "exports" in served:
-                say("exports: starting Dagster's webserver and daemon")
+                say("exports: starting the code servers, Dagster's webserver and daemon")
                 write_instance_config(dataset.settings)
 
                 def measure_exports(section: Section) -> None:
