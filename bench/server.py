@@ -24,6 +24,7 @@ import httpx
 import yaml
 
 from cli.readiness import accepts, socket_path
+from pipelines import code_server
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 STOP_GRACE_SECONDS = 10.0
@@ -173,19 +174,7 @@ class DagsterServices:
         self.code_servers = [
             Service(
                 f"code-server-{name}",
-                [
-                    sys.executable,
-                    "-m",
-                    "pipelines.code_server",
-                    "-m",
-                    module,
-                    "-a",
-                    attribute,
-                    "--socket",
-                    str(self.sockets[name]),
-                    "--location-name",
-                    name,
-                ],
+                code_server.command(module, attribute, name, "--socket", str(self.sockets[name])),
                 env,
                 log_dir / f"code-server-{name}.log",
             )
@@ -208,10 +197,11 @@ class DagsterServices:
 
     def __enter__(self) -> DagsterServices:
         try:
-            for server in self.code_servers:
-                self.sockets[server.name.removeprefix("code-server-")].unlink(missing_ok=True)
+            served = list(zip(self.code_servers, self.sockets.values(), strict=True))
+            for server, path in served:
+                path.unlink(missing_ok=True)  # left by a killed bench
                 server.start()
-            for server, path in zip(self.code_servers, self.sockets.values(), strict=True):
+            for server, path in served:
                 server.wait_until(lambda p=path: accepts(p), 300, "its socket accepting")
             for service in self.services:
                 service.start()

@@ -188,9 +188,10 @@ def _code_server_command(settings: Settings, *address: str) -> list[str]:
     """Quarry's code server (pipelines.code_server: Dagster's, with runs forked from a
     process that loaded the code already) serving the code location at `address` (options
     of `dagster api grpc`: `-h HOST -p PORT` or `--socket PATH`)."""
-    return [sys.executable, "-m", "pipelines.code_server", "-m", "pipelines.definitions",
-            "-a", "defs", *address, "--location-name", LOCATION,
-            *dagster_options(settings, "code-server")]  # fmt: skip
+    from pipelines import code_server
+
+    options = [*address, *dagster_options(settings, "code-server")]
+    return code_server.command("pipelines.definitions", "defs", LOCATION, *options)
 
 
 def code_server_socket(settings: Settings) -> Path:

@@ -61,6 +61,13 @@ def install() -> None:
     server.DagsterApiServer = WarmApiServer  # type: ignore[misc]
 
 
+def command(module: str, attribute: str, location: str, *options: str) -> list[str]:
+    """The command running this server for the code location `location` (`module`'s
+    `attribute`); `options`: more of `dagster api grpc`'s (its address, its log level)."""
+    return [sys.executable, "-m", "pipelines.code_server", "-m", module, "-a", attribute,
+            "--location-name", location, *options]  # fmt: skip
+
+
 def main(arguments: list[str]) -> None:
     from dagster._cli import main as dagster_main
 

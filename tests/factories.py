@@ -51,6 +51,12 @@ def dead_pid() -> int:
     return child.pid
 
 
+def parent_pid(pid: int) -> int:
+    """The parent of `pid`, from /proc/PID/stat ("pid (comm) state ppid ..."; comm may hold
+    spaces, not ")"). OSError once the process is gone."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
 def wait_for(check: Callable[[], Any], what: str, timeout: float = 90.0, every: float = 0.5) -> Any:
     """`check()`'s first truthy value, polled every `every` s; AssertionError naming `what`
     after `timeout` s."""

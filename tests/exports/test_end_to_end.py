@@ -29,7 +29,7 @@ from quarry.files import TEMPORARY_MARK, export_files
 from registry.models import ExportJob
 from tests.api.conftest import isolated_env
 from tests.exports.conftest import Stack, apply
-from tests.factories import wait_for
+from tests.factories import parent_pid, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("exports-end-to-end")]
 ISO = "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -149,7 +149,7 @@ def test_a_killed_worker_fails_its_job_and_a_rerun_succeeds(stack: Stack) -> Non
         pid = int(worker.rsplit(":", 1)[1])
         # The run is a fork of the code server's warm process (pipelines.code_server), not
         # a new interpreter that imports the code location again.
-        assert "multiprocessing.forkserver" in _command_line(_parent(pid))
+        assert "multiprocessing.forkserver" in _command_line(parent_pid(pid))
         os.kill(pid, signal.SIGKILL)
         job = stack.finished(job_id, timeout=90)
         assert job["status"] == "failed", job
@@ -161,11 +161,6 @@ def test_a_killed_worker_fails_its_job_and_a_rerun_succeeds(stack: Stack) -> Non
         partial.unlink(missing_ok=True)
     rerun = stack.run("E2E kill")
     assert stack.finished(rerun)["status"] == "completed", stack.job(rerun)
-
-
-def _parent(pid: int) -> int:
-    # /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces, not ")".
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
 
 def _command_line(pid: int) -> str:

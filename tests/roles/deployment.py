@@ -19,7 +19,7 @@ from sqlalchemy.engine import make_url
 
 from tests.conftest import _create_database, _drop_database
 from tests.destinations.servers import S3Server
-from tests.factories import free_port
+from tests.factories import free_port, parent_pid
 
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,10 +35,9 @@ def descendants(pid: int) -> list[int]:
         if not entry.name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text()
+            parent = parent_pid(int(entry.name))
         except OSError:
             continue
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
         parents.setdefault(parent, []).append(int(entry.name))
     found, queue = [], [pid]
     while queue:
