@@ -141,11 +141,17 @@ def _run_job(**env: str) -> subprocess.CompletedProcess[str]:
 
 def test_a_runs_events_follow_the_settings(quarry_env: Settings) -> None:
     # Dagster's own console logger printed every event at DEBUG, in its own text format.
-    assert "STEP_SUCCESS" not in _run_job().stderr
+    quiet = _run_job().stderr
+    assert "STEP_SUCCESS" not in quiet and "RUN_SUCCESS" not in quiet
     loud = _run_job(QUARRY_LOG_FORMAT="json", QUARRY_LOG_LEVEL="debug")
     events = [line for line in _json_lines(loud.stderr) if line["logger"] == "dagster"]
+    # The run's last event: the step's own (STEP_SUCCESS) is logged while Dagster may
+    # still be capturing the step's stderr into its compute log, and on a loaded machine
+    # it landed there instead (about 1 run in 20), though the event log held it.
     assert any(
-        line["level"] == "debug" and "maintain_warehouse - STEP_SUCCESS" in line["message"]
+        line["level"] == "debug"
+        and "warehouse_maintenance" in line["message"]
+        and "RUN_SUCCESS" in line["message"]
         for line in events
     ), events
 
