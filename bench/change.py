@@ -78,8 +78,11 @@ def change_orders(
     store_ids: list[str],
     total: int,
     seed: int,
+    round_: int = 0,
 ) -> FixedChange:
-    """Change `total` orders over the stores' demo files; returns what changed."""
+    """Change `total` orders over the stores' demo files; returns what changed. Each
+    `round_` of one home picks its own orders and gives its new orders ids of its own, so
+    rounds can follow each other (round 0 is the change every earlier bench made)."""
     directories = [store_dir(settings, account_id, s) for s in store_ids]
     sizes = [read_store_table(d, "orders").num_rows for d in directories]
     synced = synced_through(registry, store_ids)
@@ -88,8 +91,9 @@ def change_orders(
     for index, (store, directory, share) in enumerate(
         zip(store_ids, directories, shares, strict=True)
     ):
-        rng = np.random.default_rng([seed, index])
-        one = _change_store(directory, share, rng, synced.get(store))
+        rng = np.random.default_rng([seed, index, round_] if round_ else [seed, index])
+        suffix = f"{COPY_SUFFIX}{round_}" if round_ else COPY_SUFFIX
+        one = _change_store(directory, share, rng, synced.get(store), suffix)
         done = FixedChange(
             done.updated + one.updated, done.deleted + one.deleted, done.added + one.added
         )
@@ -117,7 +121,7 @@ def synced_through(registry: Registry, store_ids: list[str]) -> Mapping[str, int
 
 
 def _change_store(
-    directory: Folder, share: int, rng: np.random.Generator, synced: int | None
+    directory: Folder, share: int, rng: np.random.Generator, synced: int | None, suffix: str
 ) -> FixedChange:
     tables = {name: read_store_table(directory, name) for name in SOURCE_DATASETS["orders"]}
     deletions = read_store_table(directory, DELETIONS)
@@ -150,7 +154,9 @@ def _change_store(
         },
     )
     deleted_ids = orders["id"].take(pa.array(deleted))
-    copies = _copies(tables, orders.take(pa.array(copied)), start + 3600 + np.arange(added_n))
+    copies = _copies(
+        tables, orders.take(pa.array(copied)), start + 3600 + np.arange(added_n), suffix
+    )
 
     result: dict[str, pa.Table] = {
         "orders": pa.concat_tables([drop_rows(changed, deleted), copies["orders"]])
@@ -174,13 +180,13 @@ def _change_store(
 
 
 def _copies(
-    tables: dict[str, pa.Table], originals: pa.Table, at: np.ndarray
+    tables: dict[str, pa.Table], originals: pa.Table, at: np.ndarray, suffix: str
 ) -> dict[str, pa.Table]:
-    """New orders placed at `at`: copies of `originals` and their lines under new ids (no
-    refunds: a new order has none yet)."""
+    """New orders placed at `at`: copies of `originals` and their lines under new ids
+    (their own with `suffix`; no refunds: a new order has none yet)."""
 
     def suffixed(column: pa.ChunkedArray | pa.Array) -> pa.Array:
-        return pc.binary_join_element_wise(column, COPY_SUFFIX, "")
+        return pc.binary_join_element_wise(column, suffix, "")
 
     when = timestamps(at)
     orders = originals

@@ -21,13 +21,16 @@ import duckdb
 from bench.context import BenchContext, timed
 from bench.dataset import ACCOUNT_CURRENCY, ACCOUNT_TIMEZONE, Dataset
 from bench.profile_api import run_section as fixed_cost_section
-from bench.stats import Figure, Section, at_most_value, within
+from bench.stats import Figure, Section, Target, at_most_value, within
 from warehouse.lake import Lake
 from warehouse.query import Limits, QueryResult, StoreInfo, run_query
 from warehouse.schemas import TABLES
 from warehouse.sql_values import bind
 
 ZONE = ZoneInfo(ACCOUNT_TIMEZONE)
+# Issue 29: a shape a rollup answers is this much faster than the facts' floor at 10M
+# orders (half of it below), or within the query's fixed cost + this many ms.
+ROLLUP_FIXED_MARGIN_MS = 5.0
 # Sales converted to the account currency (USD) at the day's rate of the store's currency:
 # exchange_rates holds units of currency per 1 USD.
 AMOUNT = "{column} / coalesce(r.rate, 1)"
@@ -281,6 +284,46 @@ def run_section(ctx: BenchContext, section: Section) -> None:
     _rollup_sizes(ctx, section)
     # The API's fixed cost: an uncached request's time outside its data work.
     fixed_cost_section(ctx, section)
+    _rollup_targets(ctx, section)
+
+
+def _rollup_targets(ctx: BenchContext, section: Section) -> None:
+    """Issue 29's bar for each shape a rollup answered through HTTP, held against this
+    run's figures: a p50 within 150 ms at 10M orders (50 below), and at least 20x faster
+    than the hand-written SQL over the facts at 10M (10x below) or, where that is below
+    the API's fixed cost, within the query's fixed cost + ROLLUP_FIXED_MARGIN_MS."""
+    fixed = next(
+        (f.ours for f in section.figures if f.name == "api.fixed_cost.query_store_month_days"),
+        None,
+    )
+    if fixed is None:
+        return
+    large = ctx.dataset.orders >= 10_000_000
+    speedup, most = (20, 150.0) if large else (10, 50.0)
+    bound = fixed + ROLLUP_FIXED_MARGIN_MS
+    answered = [
+        f for f in list(section.figures)
+        if f.name.endswith(".p50") and f.detail.get("http_source") == "rollup"
+    ]  # fmt: skip
+    for figure in answered:
+        assert figure.floor is not None
+        name = figure.name.removesuffix(".p50")
+        section.add(
+            Figure(
+                f"{name}.rollup_target",
+                f"{figure.label.split(': p50')[0]}: through a rollup, floor / ours (issue 29)",
+                "x",
+                figure.floor / figure.ours,
+                target=Target(
+                    f"p50 <= {most:g} ms; >= {speedup}x, or p50 <= fixed cost + "
+                    f"{ROLLUP_FIXED_MARGIN_MS:g} ms ({bound:.2f} ms)",
+                    lambda ratio, _f, ours=figure.ours: (
+                        ours <= most and (ratio >= speedup or ours <= bound)
+                    ),
+                ),
+                note=f"p50 {figure.ours:.2f} ms, floor {figure.floor:.2f} ms",
+            )
+        )
 
 
 def _rollup_sizes(ctx: BenchContext, section: Section) -> None:

@@ -217,9 +217,11 @@ def incremental_sync(dataset: Dataset, section: Section, full: SyncTimes) -> Non
     )
 
 
-def sync_change(dataset: Dataset, total: int) -> tuple[FixedChange, SyncTimes, int]:
-    """Change `total` orders of the dataset's stores (bench.change) and sync it
-    incrementally: what changed, the sync's times and the order rows it wrote."""
+def sync_change(
+    dataset: Dataset, total: int, round_: int = 0
+) -> tuple[FixedChange, SyncTimes, int]:
+    """Change `total` orders of the dataset's stores (bench.change, its `round_`) and sync
+    it incrementally: what changed, the sync's times and the order rows it wrote."""
     from bench.change import change_orders
 
     change = change_orders(
@@ -229,6 +231,7 @@ def sync_change(dataset: Dataset, total: int) -> tuple[FixedChange, SyncTimes, i
         dataset.store_ids,
         total,
         dataset.seed,
+        round_,
     )
     outcomes, times = run_sync(dataset, full=False)
     return change, times, sum(o.rows.get("orders", 0) for o in outcomes)
