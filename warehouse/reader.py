@@ -26,6 +26,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
+from threading import Event
 
 import duckdb
 
@@ -33,7 +34,7 @@ from quarry.settings import Settings
 from registry.db import Registry
 from warehouse.lake import AUTHORS, LAKE
 from warehouse.lake import connect as connect_lake
-from warehouse.resident import ResidentRollups, SliceKey
+from warehouse.resident import Load, ResidentRollups, SliceKey
 from warehouse.schemas import TABLES, TableSpec
 from warehouse.snapshots import latest_snapshots, pin, release
 from warehouse.tables import (
@@ -279,6 +280,10 @@ class WarehouseReader:
             self._db.close()
 
     def _acquire(self, snapshot: Snapshot, tables: set[str], resident: set[str]) -> _Views:
+        """The snapshot's views, with those of `tables` created, and the rollup tables of
+        `resident` read from memory where this reader keeps them. A store's rows are
+        copied into memory without the reader's lock (warehouse.resident), which every
+        request takes: the first query after a publish does not hold the others up."""
         with self._lock:
             views = self._views.get(snapshot.key)
             if views is None:
@@ -290,18 +295,78 @@ class WarehouseReader:
                 rates = f"{self._token}:{max(versions.values())}" if versions else None
                 views = _Views(f"snapshot_{snapshot.key}", versions, rates, dict(snapshot.versions))
                 self._views[snapshot.key] = views
-            in_memory = self._resident_views(views, resident & tables)
-            missing = [
-                (n, table_sql(TABLES[n], views.versions))
-                for n in tables - views.tables - {name for name, _ in in_memory}
-            ]
-            if missing or in_memory:
-                self._create(views.schema, missing + in_memory)
-                views.tables.update(name for name, _ in missing + in_memory)
+            # A user from here on: not evicted while its copies are made.
             views.users += 1
-            self._views.move_to_end(snapshot.key)
-            self._evict()
-            return views
+            wanted = self._unsettled(views, resident & tables)
+            loads, waits = self._prepare(views, wanted)
+        try:
+            self._copy(loads)
+            for event in waits:
+                event.wait()
+            with self._lock:
+                in_memory = self._resident_views(views, wanted, loads)
+                missing = [
+                    (n, table_sql(TABLES[n], views.versions))
+                    for n in tables - views.tables - {name for name, _ in in_memory}
+                ]
+                if missing or in_memory:
+                    self._create(views.schema, missing + in_memory)
+                    views.tables.update(name for name, _ in missing + in_memory)
+                self._views.move_to_end(snapshot.key)
+                self._evict()
+        except BaseException:
+            self._release(snapshot.key)
+            raise
+        return views
+
+    def _unsettled(self, views: _Views, tables: set[str]) -> list[str]:
+        """The rollup tables of `tables` that this reader can hold in memory and whose
+        residency `views` has not settled yet."""
+        if self._resident is None or not views.versions:
+            return []
+        return sorted(n for n in tables - views.resident if TABLES[n].rollup_of is not None)
+
+    def _prepare(self, views: _Views, wanted: list[str]) -> tuple[list[Load], list[Event]]:
+        """Under the lock: the copies this thread makes for `wanted`, and those of other
+        threads it waits for."""
+        loads: list[Load] = []
+        waits: list[Event] = []
+        if self._resident is None or not wanted:
+            return loads, waits
+        cursor = self._db.cursor()
+        try:
+            for name in wanted:
+                prepared = self._resident.prepare(cursor, name, views.published, views.versions)
+                if prepared is None:
+                    continue
+                load, others = prepared
+                loads.extend([load] if load is not None else [])
+                waits.extend(others)
+        finally:
+            cursor.close()
+        return loads, waits
+
+    def _copy(self, loads: list[Load]) -> None:
+        """Without the lock: each load's rows copied from the lake; then, under it, each
+        load settled (warehouse.resident), whatever happened: a copy that failed, or was
+        not made, is discarded, and threads waiting for it read the lake."""
+        if not loads or self._resident is None:
+            return
+        with self._lock:
+            cursor = self._db.cursor()
+        counted: dict[Load, dict[int, int] | None] = dict.fromkeys(loads)
+        try:
+            for load in loads:
+                counted[load] = ResidentRollups.copy(cursor, load)
+        finally:
+            cursor.close()
+            with self._lock:
+                cursor = self._db.cursor()
+                try:
+                    for load, rows in counted.items():
+                        self._resident.settle(cursor, load, rows)
+                finally:
+                    cursor.close()
 
     def _release(self, key: str) -> None:
         with self._lock:
@@ -310,23 +375,31 @@ class WarehouseReader:
                 views.users -= 1
             self._evict()
 
-    def _resident_views(self, views: _Views, tables: set[str]) -> list[tuple[str, str]]:
-        """(table, SELECT from memory) for each rollup table of `tables` that this reader
-        can hold and the snapshot does not read from memory yet."""
-        wanted = sorted(n for n in tables - views.resident if TABLES[n].rollup_of is not None)
-        if self._resident is None or not wanted or not views.versions:
+    def _resident_views(
+        self, views: _Views, wanted: list[str], loads: list[Load]
+    ) -> list[tuple[str, str]]:
+        """Under the lock, once the copies are settled: (table, SELECT from memory) for
+        each table of `wanted` that no other thread settled for `views` meanwhile and whose
+        slices are all held (the others read the lake); then the loader's use of the
+        slices of `loads` is given back (warehouse.resident.Load)."""
+        if self._resident is None:
             return []
         found = []
-        cursor = self._db.cursor()
-        try:
-            for name in wanted:
-                views.resident.add(name)
-                held = self._resident.view_sql(cursor, name, views.published, views.versions)
-                if held is not None:
-                    found.append((name, held[0]))
-                    views.slices.extend(held[1])
-        finally:
-            cursor.close()
+        for name in wanted:
+            if name in views.resident:
+                continue
+            views.resident.add(name)
+            held = self._resident.view_sql(name, views.published, views.versions)
+            if held is not None:
+                found.append((name, held[0]))
+                views.slices.extend(held[1])
+        kept = [key for load in loads if load.kept for key in load.keys.values()]
+        if kept:
+            cursor = self._db.cursor()
+            try:
+                self._resident.release(cursor, kept)
+            finally:
+                cursor.close()
         return found
 
     def _create(self, schema: str, statements: list[tuple[str, str]]) -> None:

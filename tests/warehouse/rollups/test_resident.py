@@ -6,6 +6,7 @@ reader over its row budget reads the lake."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import closing
 from typing import Any
@@ -30,6 +31,7 @@ from warehouse.query import Limits
 from warehouse.query.diagnostics import InvalidQuery
 from warehouse.query.service import QueryContext, answer
 from warehouse.reader import WarehouseReader
+from warehouse.resident import Load, ResidentRollups
 
 CONTEXT = QueryContext(STORES, ACCOUNT_CURRENCY, ACCOUNT_ZONE, now=NOW)
 BREAKDOWN = "FROM sales SHOW total_sales, orders GROUP BY store SINCE 2024-09-01 UNTIL 2025-04-30"
@@ -147,3 +149,69 @@ def test_a_reader_over_its_row_budget_reads_the_rollups_from_the_lake(
         assert source != "facts"
         assert _answer(small, BREAKDOWN) == (expected, source)
         assert small.resident_rows == 0
+
+
+def test_a_copy_is_made_without_the_readers_lock_once_for_every_query_that_needs_it(
+    lake: Lake,
+    registry: Registry,
+    quarry_env: Settings,
+    shops: list[Shop],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first queries after a publish: one copies the store's rows while a query that
+    needs no copy is answered meanwhile, and a second query needing the same rows waits
+    for that copy instead of making its own; all answer as the lake does."""
+    changed = shops[0].store_id
+    others = [s for s in STORES if s != changed]
+    with (
+        closing(_reader(quarry_env, registry, 0)) as lake_reader,
+        closing(_reader(quarry_env, registry, 1_000_000)) as memory,
+    ):
+        _answer(memory, BREAKDOWN)  # every store's rows held at its published version
+        shops[0].sync_change(lake, count=6)
+        publish(lake, registry, changed)
+        expected = _answer(lake_reader, BREAKDOWN)
+
+        copying, proceed, waiting = threading.Event(), threading.Event(), threading.Event()
+        copies: list[str] = []
+        original = ResidentRollups.copy
+
+        class WatchedEvent(threading.Event):
+            def wait(self, timeout: float | None = None) -> bool:
+                waiting.set()
+                return super().wait(timeout)
+
+        def held_copy(cursor: Any, load: Load) -> Any:
+            copies.append(load.table)
+            load.done = WatchedEvent()  # a second query waits on this
+            copying.set()
+            assert proceed.wait(60), "the test never let the copy go on"
+            return original(cursor, load)
+
+        monkeypatch.setattr(ResidentRollups, "copy", staticmethod(held_copy))
+        answers: dict[str, Any] = {}
+
+        def ask(name: str, **options: Any) -> None:
+            answers[name] = _answer(memory, BREAKDOWN, **options)
+
+        first = threading.Thread(target=ask, args=("first",))
+        first.start()
+        assert copying.wait(60)
+        # The other stores' rows are held: answered while the copy is under way.
+        unchanged = threading.Thread(target=ask, args=("unchanged",), kwargs={"store_ids": others})
+        unchanged.start()
+        unchanged.join(60)
+        assert not unchanged.is_alive(), "a query that needs no copy waited for one"
+        second = threading.Thread(target=ask, args=("second",))
+        second.start()
+        assert waiting.wait(60), "the second query did not wait for the first one's copy"
+        proceed.set()
+        for thread in (first, second):
+            thread.join(60)
+            assert not thread.is_alive()
+
+        assert answers["first"] == answers["second"] == expected
+        assert answers["unchanged"] == _answer(lake_reader, BREAKDOWN, store_ids=others)
+        assert len(copies) == 1  # one table, one store, copied once
+        held = memory.resident_versions()
+        assert all(len(versions) <= 2 for versions in held.values())
