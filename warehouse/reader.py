@@ -305,10 +305,10 @@ class WarehouseReader:
                 rates = f"{self._token}:{max(versions.values())}" if versions else None
                 views = _Views(f"snapshot_{snapshot.key}", versions, rates, dict(snapshot.versions))
                 self._views[snapshot.key] = views
-            # A user from here on: not evicted while its copies are made.
-            views.users += 1
             wanted = self._unsettled(views, resident & tables)
             loads, waits = self._prepare(views, wanted)
+            # A user from here on: not evicted while its copies are made.
+            views.users += 1
         try:
             self._copy(loads)
             for event in waits:
@@ -353,6 +353,11 @@ class WarehouseReader:
                 if load is not None:
                     loads.append(load)
                 waits.extend(others)
+        except BaseException:
+            # No copy is left announced that nobody makes: threads would wait for it.
+            for load in loads:
+                self._resident.settle(cursor, load, None)
+            raise
         finally:
             cursor.close()
         return loads, waits

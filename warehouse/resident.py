@@ -117,7 +117,11 @@ class ResidentRollups:
         mine = [store for store in missing if keys[store] not in self._loading]
         if not mine:
             return None, list(waits.values())
-        self._create(cursor, table)
+        try:
+            self._create(cursor, table)
+        except (duckdb.BinderException, duckdb.CatalogException) as exc:
+            logger.info("rollup %s read from the lake: %s", table, exc)
+            return None
         load = Load(
             table,
             {store: keys[store] for store in mine},
