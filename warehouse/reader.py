@@ -368,21 +368,27 @@ class WarehouseReader:
         not made, is discarded, and threads waiting for it read the lake."""
         if not loads or self._resident is None:
             return
-        with self._lock:
-            cursor = self._db.cursor()
         counted: dict[Load, dict[int, int] | None] = dict.fromkeys(loads)
         try:
-            for load in loads:
-                counted[load] = ResidentRollups.copy(cursor, load)
-        finally:
-            cursor.close()
             with self._lock:
                 cursor = self._db.cursor()
-                try:
-                    for load, rows in counted.items():
-                        self._resident.settle(cursor, load, rows)
-                finally:
-                    cursor.close()
+            try:
+                for load in loads:
+                    counted[load] = ResidentRollups.copy(cursor, load)
+            finally:
+                cursor.close()
+        finally:
+            try:
+                with self._lock:
+                    cursor = self._db.cursor()
+                    try:
+                        for load, rows in counted.items():
+                            self._resident.settle(cursor, load, rows)
+                    finally:
+                        cursor.close()
+            finally:
+                for load in loads:  # whatever happened, nobody waits for them any longer
+                    load.done.set()
 
     def _release(self, key: str) -> None:
         with self._lock:
