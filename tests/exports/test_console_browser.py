@@ -102,6 +102,9 @@ def test_a_person_makes_previews_runs_and_downloads_an_export(
 
     # From scratch: a name, four columns, paid orders only, and a mistyped schedule.
     page.get_by_role("link", name="New export").click()
+    # htmx (a deferred script) listens once the page has loaded: a change made before that
+    # redraws nothing, which a machine under load showed (CI, session 22).
+    page.wait_for_load_state("load")
     page.get_by_label("Name", exact=True).fill(NAME)
     # Another destination kind brings its own fields (htmx redraws the form, keeping what
     # was typed); back to a folder on this machine.
@@ -162,6 +165,7 @@ def test_a_person_makes_previews_runs_and_downloads_an_export(
 
     # A query with VISUALIZE is drawn: one mark per row of the answer.
     page.get_by_role("link", name="Query").click()
+    page.wait_for_load_state("load")
     page.get_by_label("ShopifyQL").fill(
         "FROM sales SHOW total_sales TIMESERIES month SINCE 2024-01-01 UNTIL 2024-06-01 "
         "VISUALIZE total_sales TYPE bar"
