@@ -23,7 +23,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from threading import Event
@@ -368,32 +368,31 @@ class WarehouseReader:
         return loads, waits
 
     def _copy(self, loads: list[Load]) -> None:
-        """Without the lock: each load's rows copied from the lake; then, under it, each
-        load settled (warehouse.resident), whatever happened: a copy that failed, or was
-        not made, is discarded, and threads waiting for it read the lake."""
-        if not loads or self._resident is None:
-            return
+        """Without the lock: each load's rows copied from the lake; then each load settled
+        (_settle), whatever happened: a copy that failed, or was not made, is discarded,
+        and threads waiting for it read the lake."""
         counted: dict[Load, dict[int, int] | None] = dict.fromkeys(loads)
         try:
-            with self._lock:
-                cursor = self._db.cursor()
-            try:
-                for load in loads:
-                    counted[load] = ResidentRollups.copy(cursor, load)
-            finally:
-                cursor.close()
-        finally:
-            try:
+            if loads:
                 with self._lock:
                     cursor = self._db.cursor()
-                    try:
-                        for load, rows in counted.items():
-                            self._resident.settle(cursor, load, rows)
-                    finally:
-                        cursor.close()
-            finally:
-                for load in loads:  # whatever happened, nobody waits for them any longer
-                    load.done.set()
+                with closing(cursor):
+                    for load in loads:
+                        counted[load] = ResidentRollups.copy(cursor, load)
+        finally:
+            self._settle(counted)
+
+    def _settle(self, counted: Mapping[Load, dict[int, int] | None]) -> None:
+        """Under the lock, each load kept or discarded (warehouse.resident); its waiters
+        are let go even if that fails."""
+        try:
+            if counted and self._resident is not None:
+                with self._lock, closing(self._db.cursor()) as cursor:
+                    for load, rows in counted.items():
+                        self._resident.settle(cursor, load, rows)
+        finally:
+            for load in counted:
+                load.done.set()
 
     def _release(self, key: str) -> None:
         with self._lock:
