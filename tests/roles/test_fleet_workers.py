@@ -14,9 +14,11 @@ nothing lost or doubled.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import time
+from collections.abc import Iterator
 
 import pyarrow.compute as pc
 import pytest
@@ -74,6 +76,17 @@ def _last_events(instance: DagsterInstance, run_id: str, count: int = 25) -> str
     )
 
 
+@contextlib.contextmanager
+def _reaped(process: subprocess.Popen[bytes]) -> Iterator[None]:
+    """Kill `process` on the way out if it is still running."""
+    try:
+        yield
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 def _use(monkeypatch: pytest.MonkeyPatch, role: Role) -> Settings:
     """This process as `role` sees the deployment."""
     for name, value in role.env.items():
@@ -116,7 +129,8 @@ def test_a_tick_spreads_over_two_worker_hosts_and_survives_losing_one(
             stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
 
-    with open_instance(settings) as instance:
+    # A failed assertion must not leave the orchestrator running after the test.
+    with open_instance(settings) as instance, _reaped(run):
         run_id = wait_for(
             lambda: next(iter(r.run_id for r in instance.get_runs(limit=1)), None), "the run"
         )
