@@ -707,7 +707,7 @@ class _Run:
         groups: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
         for row in rows:
             parts = self.parts_of(row[width : width + count])
-            score = _evaluate(metric, parts) if metric is not None else None
+            score = _rank(_evaluate(metric, parts)) if metric is not None else None
             entry = (score is None, -(score or 0), str(row[width - 1]), row, parts)
             groups.setdefault(tuple(row[: width - 1]), []).append(entry)
         chosen = []
@@ -732,13 +732,14 @@ class _Run:
         return out
 
     def parts_of(self, values: tuple[Any, ...]) -> list[Any]:
-        """SQL values as decimals; sums and counts over no rows are 0."""
-        out = []
+        """SQL values as decimals (a date's least or greatest value stays a date); sums
+        and counts over no rows are 0."""
+        out: list[Any] = []
         for part, value in zip(self.plan.parts, values, strict=True):
             if value is None:
                 out.append(part.empty)
             else:
-                out.append(value if isinstance(value, Decimal) else _decimal(value))
+                out.append(value if isinstance(value, (Decimal, date)) else _decimal(value))
         return out
 
     def empty_parts(self) -> list[Any]:
@@ -862,7 +863,7 @@ class _Run:
         plan = self.plan
         levels = self.level_parts.get(plan.window, {})
         values: dict[str, Any] = {}
-        raw: dict[str, Decimal | None] = {}
+        raw: dict[str, Decimal | date | None] = {}
         for col in plan.columns:
             if col.kind == "time":
                 values[col.name] = bucket_value(plan.granularity or "", key[1], plan.zone)
@@ -885,8 +886,10 @@ class _Run:
                 # A running total along time within the group: the exact sum so far,
                 # rounded once like any figure.
                 series = (key[0], col.name)
-                step = raw.get(col.base or "") or Decimal(0)
-                running[series] = running.get(series, Decimal(0)) + step
+                step = raw.get(col.base or "")  # additive: a sum or a count, never a date
+                running[series] = running.get(series, Decimal(0)) + (
+                    step if isinstance(step, Decimal) else Decimal(0)
+                )
                 values[col.name] = metric_value(running[series], col.type, plan.currency)
         for name, index in aligned:
             try:
@@ -981,20 +984,22 @@ def _decimal(value: Any) -> Decimal:
         return Decimal(0)
 
 
-def _evaluate(expr: MetricExpr | None, parts: list[Any]) -> Decimal | None:
+def _evaluate(expr: MetricExpr | None, parts: list[Any]) -> Decimal | date | None:
     if expr is None:
         return None
     if isinstance(expr, Const):
         return expr.value
     if isinstance(expr, Arith):
         left, right = _evaluate(expr.left, parts), _evaluate(expr.right, parts)
-        if left is None or right is None:
+        # A null side makes null; a date never gets here (the checker refuses arithmetic
+        # on dates).
+        if not isinstance(left, Decimal) or not isinstance(right, Decimal):
             return None
         if expr.op == "/":
             return None if right == 0 else _div(left, right)
         return {"+": left + right, "-": left - right, "*": left * right}[expr.op]
     value = parts[expr.index]
-    if value is None or isinstance(value, Decimal):
+    if value is None or isinstance(value, (Decimal, date)):
         return value
     return _decimal(value)
 
@@ -1005,8 +1010,17 @@ def _div(left: Decimal, right: Decimal) -> Decimal:
         return left / right
 
 
-def _percent(current: Decimal | None, before: Decimal | None) -> Decimal | None:
-    if current is None or before is None or before == 0:
+def _rank(value: Decimal | date | None) -> Decimal | None:
+    """A metric's value as TOP ranks it: a date by its time, the latest first."""
+    if isinstance(value, datetime):
+        return Decimal(str(value.timestamp()))
+    if isinstance(value, date):
+        return Decimal(value.toordinal())
+    return value
+
+
+def _percent(current: Any, before: Any) -> Decimal | None:
+    if not isinstance(current, Decimal) or not isinstance(before, Decimal) or before == 0:
         return None
     return metric_value(_div((current - before) * 100, abs(before)), "percent", "")
 

@@ -62,15 +62,15 @@ class QueryResult:
         return body
 
 
-def metric_value(value: Decimal | None, type_: str, currency: str) -> Any:
+def metric_value(value: Decimal | date | None, type_: str, currency: str) -> Any:
     """Money rounded half-up to the currency's minor unit; whole numbers as int; other
-    numbers half-up to 2 places."""
+    numbers half-up to 2 places; a date (min or max of a date field) as a dimension's."""
     if value is None:
         return None
+    if isinstance(value, date):
+        return dimension_value(value)
     if type_ == "money":
         return round_money(value, currency)
-    if type_ == "date":
-        return value
     if value == value.to_integral_value():
         return int(value)
     if type_ == "ratio":  # a fraction such as returning_customer_rate: 0.2722

@@ -30,6 +30,7 @@ def comparison_columns(
                 comparison=name,
             )
             for m, name, label in pairs
+            if m.type != "date"  # a date has no percent change
         ]
     return out
 

@@ -127,11 +127,11 @@ def _metric(st: State, expr: ast.Expr, ds: Dataset) -> tuple[MetricExpr, str]:
     if isinstance(expr, ast.NumberLit):
         return Const(expr.value), "number"
     if isinstance(expr, ast.Neg):
-        inner, type_ = _metric(st, expr.operand, ds)
+        inner, type_ = _arithmetic_operand(st, expr.operand, ds)
         return Arith("*", Const(Decimal(-1)), inner), type_
     if isinstance(expr, ast.BinOp):
-        left, lt = _metric(st, expr.left, ds)
-        right, rt = _metric(st, expr.right, ds)
+        left, lt = _arithmetic_operand(st, expr.left, ds)
+        right, rt = _arithmetic_operand(st, expr.right, ds)
         return Arith(expr.op, left, right), _arith_type(expr.op, lt, rt)
     if isinstance(expr, ast.Name):
         field = find_field(st, expr, ds)
@@ -154,6 +154,15 @@ def _metric(st: State, expr: ast.Expr, ds: Dataset) -> tuple[MetricExpr, str]:
         result_type = AGGREGATES[expr.func].result_type(field)
         return aggregate(field, expr.func, st.fx, st.parts, ds), result_type
     raise st.error(expr.pos, "SHOW takes fields, aggregations and arithmetic between them.")
+
+
+def _arithmetic_operand(st: State, expr: ast.Expr, ds: Dataset) -> tuple[MetricExpr, str]:
+    """A metric that arithmetic takes: a number or money, not a date (the least or
+    greatest of a date field)."""
+    metric, type_ = _metric(st, expr, ds)
+    if type_ == "date":
+        raise st.error(expr.pos, "Arithmetic takes numbers and money; this value is a date.")
+    return metric, type_
 
 
 def _check_aggregation(st: State, call: ast.Call, field: Field) -> None:
