@@ -277,10 +277,16 @@ def dimension_sql(field: Field) -> str:
 
 def value_sql(field: Field, fx: bool) -> str:
     """A row's value of `field`; money converted with the row's daily factor."""
-    column = f"t.{field.source}"
+    column = _column_sql(field)
     if field.type == "money" and fx:
         return f"({column} * f.factor)"
     return column
+
+
+def _column_sql(field: Field) -> str:
+    """The stored value of `field`, or for a dimension computed at query time (store,
+    customer_type ...) the expression that computes it, as GROUP BY reads it."""
+    return dimension_sql(field) if field.role == "dimension" else f"t.{field.source}"
 
 
 class PartRegistry:
@@ -314,7 +320,7 @@ def aggregate(
     if field.aggregate_only:
         return parts.ref("COUNT(*)", ZERO)
     agg = AGGREGATES[func]
-    texts = agg.sql_texts(value_sql(field, fx), f"t.{field.source}", field.type == "money")
+    texts = agg.sql_texts(value_sql(field, fx), _column_sql(field), field.type == "money")
     refs = [parts.ref(text, agg.empty) for text in texts]
     if len(refs) == 1:
         return refs[0]

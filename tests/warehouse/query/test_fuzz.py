@@ -1,17 +1,24 @@
 """Bounded fuzzing of compile_query: any text built from the language's own tokens and
 date-like literals either compiles or raises InvalidQuery (a 400), never anything else (a
-500). Derandomized, so a run is repeatable and a failure reproduces."""
+500); and queries built clause by clause from the catalog's fields run over the test data
+to an answer or an InvalidQuery, never anything else (what the checker lets through must
+run). Derandomized, so a run is repeatable and a failure reproduces."""
 
 from __future__ import annotations
 
+import random
+
+import duckdb
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from quarry.errors import InvalidQuery
-from tests.warehouse.query.data import ACCOUNT_CURRENCY, ACCOUNT_ZONE, NOW, STORES
-from warehouse.catalog import DATASETS
+from tests.warehouse.query.data import ACCOUNT_CURRENCY, ACCOUNT_ZONE, NOW, STORES, run_public
+from warehouse.catalog import DATASETS, Dataset
 from warehouse.query import compile_query
+from warehouse.query.aggregates import NAMES as AGGREGATE_NAMES
 from warehouse.query.dates import NAMED_RANGES, TIME_GRANULARITIES, UNITS
+from warehouse.query.executor import Limits
 from warehouse.query.parser import (
     AGGREGATES,
     ATTRIBUTION_MODIFIERS,
@@ -124,3 +131,82 @@ def test_compile_query_only_ever_raises_invalid_query(text: str) -> None:
         assert exc.errors, text  # every refusal says where and why
         for error in exc.errors:
             assert {"line", "column", "message", "severity"} <= set(error), error
+
+
+# The datasets the test data holds, and the pieces a structured query is built from.
+QUERIED = [d for d in DATASETS if d.name in ("sales", "orders", "customers")]
+GRAINS = sorted(g for g in TIME_GRANULARITIES if g not in ("minute", "second"))
+LITERALS = ("5", "-1.5", "0", "'abc'", "'US'", "'2024-03-10'", "TRUE", "2024-03-10", "NULL")
+WINDOWS = ("SINCE 2024-03-01 UNTIL 2024-04-15", "DURING last_month", "SINCE -400d")
+COMPARED = ("previous_period", "previous_year", "2024-01-01 UNTIL 2024-01-31")
+WITHS = ("TOTALS", "GROUP_TOTALS", "CUMULATIVE_VALUES", "PERCENT_CHANGE", "CURRENCY 'EUR'",
+         "TIMEZONE 'Asia/Kolkata'", "WEEK_START 'sunday'")  # fmt: skip
+
+
+def structured_query(rng: random.Random) -> str:
+    """A query of SHOW, GROUP BY (TOP), TIMESERIES, WHERE, a window, COMPARE TO, HAVING,
+    WITH, ORDER BY and LIMIT, each clause drawn from the dataset's own fields."""
+    ds: Dataset = rng.choice(QUERIED)
+    metrics = [f.name for f in ds.fields if f.role == "metric"] or ["1"]
+    dims = [f.name for f in ds.fields if f.role == "dimension"]
+    shown = []
+    for _ in range(rng.randint(1, 3)):
+        kind = rng.random()
+        if kind < 0.4:
+            shown.append(rng.choice(metrics))
+        elif kind < 0.8:
+            shown.append(f"{rng.choice(AGGREGATE_NAMES)}({rng.choice(ds.fields).name})")
+        else:
+            shown.append(f"{rng.choice(metrics)} {rng.choice('+-*/')} {rng.choice(metrics)}")
+    names = [f"m{k}" for k in range(len(shown))]
+    q = f"FROM {ds.name} SHOW " + ", ".join(
+        f"{s} AS {n}" for s, n in zip(shown, names, strict=True)
+    )
+    grouped = rng.sample(dims, k=min(len(dims), rng.choice((0, 0, 1, 1, 2))))
+    if grouped:
+        written = list(grouped)
+        if rng.random() < 0.3:
+            written[-1] = f"{rng.choice(('', 'ONLY '))}TOP {rng.randint(1, 3)} {written[-1]}"
+        if rng.random() < 0.2:
+            written.append(rng.choice(GRAINS))
+        q += " GROUP BY " + ", ".join(written)
+    if rng.random() < 0.5:
+        q += f" TIMESERIES {rng.choice(GRAINS)}"
+    if rng.random() < 0.4 and dims:
+        field, value = rng.choice(dims), rng.choice(LITERALS)
+        q += f" WHERE {field} " + rng.choice(
+            (f"= {value}", f"!= {value}", f">= {value}", f"IN ({value}, {rng.choice(LITERALS)})",
+             f"CONTAINS {value}", "IS NULL", "IS NOT TRUE")
+        )  # fmt: skip
+    q += " " + rng.choice(WINDOWS)
+    if rng.random() < 0.3:
+        q += f" COMPARE TO {rng.choice(COMPARED)}"
+    if rng.random() < 0.3:
+        left = rng.choice([*names, *grouped, *LITERALS])
+        q += (
+            f" HAVING {left} {rng.choice(('>', '=', '!=', '<='))} {rng.choice([*names, *LITERALS])}"
+        )
+    if rng.random() < 0.4:
+        q += " WITH " + ", ".join(rng.sample(WITHS, rng.randint(1, 2)))
+    if rng.random() < 0.3:
+        q += f" ORDER BY m0 {rng.choice(('ASC', 'DESC'))}"
+    if rng.random() < 0.3:
+        q += f" LIMIT {rng.randint(1, 5)}"
+    return q
+
+
+@settings(
+    max_examples=300,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(st.randoms(use_true_random=False))
+def test_structured_queries_answer_or_are_invalid(
+    con: duckdb.DuckDBPyConnection, rng: random.Random
+) -> None:
+    text = structured_query(rng)
+    try:
+        run_public(con, text, limits=Limits(max_groups=100_000))
+    except InvalidQuery as exc:
+        assert exc.errors, text

@@ -1,9 +1,10 @@
-"""Values of different kinds in one query: HAVING compares like with like, and the least or
-greatest of a date field is that date, never a number.
+"""Values of different kinds in one query: HAVING compares like with like, the least or
+greatest of a date field is that date, never a number, and an aggregate of a dimension
+computed at query time (store, customer_type) reads what GROUP BY reads.
 
 Before these checks, `HAVING total_sales > 'abc'` and `HAVING product_title = 5` were
-accepted by the checker and failed while the rows were filtered (a 500), and
-`max(created_at)` answered 0."""
+accepted by the checker and failed while the rows were filtered (a 500), `max(created_at)`
+answered 0, and `count_distinct(store)` named a column the facts do not have (a 500)."""
 
 from __future__ import annotations
 
@@ -166,3 +167,20 @@ def test_any_having_of_these_operands_answers_or_is_an_invalid_query(
         run(con, f"{GROUPED_WITH_DATE} HAVING {having}")
     except InvalidQuery as exc:
         assert exc.errors, having
+
+
+def test_aggregates_of_dimensions_computed_at_query_time(con: duckdb.DuckDBPyConnection) -> None:
+    stores = run(con, f"FROM sales SHOW total_sales GROUP BY store {W}")["rows"]
+    kinds = run(con, f"FROM sales SHOW orders GROUP BY new_or_returning_customer {W}")["rows"]
+    body = run(
+        con,
+        "FROM sales SHOW count_distinct(store) AS stores, count(customer_type) AS typed, "
+        "count(customer_id) AS with_customer, "
+        f"count_distinct(new_or_returning_customer) AS kinds {W}",
+    )
+    (row,) = body["rows"]
+    assert row["stores"] == len(stores) > 1
+    assert row["typed"] == row["with_customer"] > 0
+    assert row["kinds"] == len([k for k in kinds if k["new_or_returning_customer"]]) == 2
+    by_store = run(con, f"FROM orders SHOW count(store) AS n, count(id) GROUP BY store {W}")
+    assert all(r["n"] == r["count_id"] > 0 for r in by_store["rows"])
