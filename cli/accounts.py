@@ -7,6 +7,7 @@ import click
 from cli.context import AppContext, echo_json, echo_table, pass_app
 from registry.accounts import (
     check_currency,
+    check_name,
     check_timezone,
     create_account,
     get_account,
@@ -40,6 +41,7 @@ def create(app: AppContext, name: str, currency: str, timezone: str, as_json: bo
     """Create an account."""
     # Checked before the registry is opened, so bad input leaves nothing behind: not even
     # a fresh registry file in an empty QUARRY_HOME.
+    check_name(name)
     check_currency(currency)
     check_timezone(timezone)
     with app.registry.session() as session:

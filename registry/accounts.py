@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from quarry.currencies import CURRENCIES
 from quarry.errors import InvalidRequest, NotFound
 from registry.ids import new_id
 from registry.models import Account, Store
@@ -26,12 +27,24 @@ def check_timezone(name: str, field: str = "timezone") -> str:
 
 
 def check_currency(code: str, field: str = "currency") -> str:
-    if len(code) != 3 or not code.isalpha() or not code.isupper():
+    """`code` if it is an ISO 4217 currency (not a fund, metal or test code such as XXX),
+    else InvalidRequest naming `field`: every figure is converted to and rounded in it."""
+    if code not in CURRENCIES:
         raise InvalidRequest(
-            f"{field}: {code!r} is not an ISO 4217 code such as USD",
-            errors=[{"field": field, "message": "not an ISO 4217 code"}],
+            f"{field}: {code!r} is not an ISO 4217 currency code such as USD",
+            errors=[{"field": field, "message": "not an ISO 4217 currency code"}],
         )
     return code
+
+
+def check_name(name: str, field: str = "name") -> str:
+    """`name` without surrounding spaces, if anything is left; else InvalidRequest."""
+    name = name.strip()
+    if not name:
+        raise InvalidRequest(
+            f"{field}: a name is required", errors=[{"field": field, "message": "empty"}]
+        )
+    return name
 
 
 def create_account(
@@ -45,7 +58,7 @@ def create_account(
 ) -> Account:
     account = Account(
         id=new_id("acc"),
-        name=name,
+        name=check_name(name),
         currency=check_currency(currency),
         timezone=check_timezone(timezone),
         api_enabled=api_enabled,

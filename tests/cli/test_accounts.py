@@ -73,6 +73,8 @@ def test_update_needs_a_boolean() -> None:
     [
         ("--currency", "usd", "currency: 'usd'"),
         ("--currency", "EURO", "currency: 'EURO'"),
+        ("--currency", "XXX", "currency: 'XXX' is not an ISO 4217 currency code"),
+        ("--name", "  ", "name: a name is required"),
         ("--timezone", "Mars/Base", "timezone: 'Mars/Base'"),
         ("--timezone", "UTC+3", "timezone: 'UTC+3'"),
     ],
@@ -80,10 +82,8 @@ def test_update_needs_a_boolean() -> None:
 def test_bad_input_is_one_error_line_and_writes_nothing(
     home: Settings, option: str, value: str, fragment: str
 ) -> None:
-    values = {"--currency": "USD", "--timezone": "UTC"} | {option: value}
-    result = invoke(
-        "accounts", "create", "--name", "Acme", *(arg for pair in values.items() for arg in pair)
-    )
+    values = {"--name": "Acme", "--currency": "USD", "--timezone": "UTC"} | {option: value}
+    result = invoke("accounts", "create", *(arg for pair in values.items() for arg in pair))
     assert_one_line_error(result, fragment)
     # Checked before the registry is opened: not even an empty registry is left behind.
     assert not (home.home / "registry.db").exists()

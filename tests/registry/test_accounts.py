@@ -57,12 +57,17 @@ def test_an_unknown_account_is_not_found(registry: Registry) -> None:
         ({"currency": "usd"}, "currency"),
         ({"currency": "DOLLARS"}, "currency"),
         ({"currency": "U$D"}, "currency"),
+        # ISO 4217's code for "no currency", and a code of the right shape that is none.
+        ({"currency": "XXX"}, "currency"),
+        ({"currency": "ABC"}, "currency"),
+        ({"name": ""}, "name"),
+        ({"name": " \t "}, "name"),
         ({"timezone": "Mars/Olympus_Mons"}, "timezone"),
         ({"timezone": "../../etc/passwd"}, "timezone"),
         ({"timezone": ""}, "timezone"),
     ],
 )
-def test_bad_currency_or_timezone_writes_nothing(
+def test_bad_name_currency_or_timezone_writes_nothing(
     registry: Registry, fields: dict[str, str], field: str
 ) -> None:
     with pytest.raises(InvalidRequest) as caught:

@@ -8,7 +8,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from warehouse.query.currencies import round_money
+from quarry.currencies import round_money
 from warehouse.query.dates import iso_utc
 
 # Non-money numbers that are not whole (averages, ratios, percent changes) keep 2 places.

@@ -6,9 +6,9 @@ import zoneinfo
 from collections.abc import Callable, Collection
 from functools import cache
 
+from quarry.currencies import CURRENCIES
 from warehouse.query import ast
 from warehouse.query.checker.state import State
-from warehouse.query.currencies import CURRENCIES
 from warehouse.query.dates import WEEKDAYS
 from warehouse.query.diagnostics import did_you_mean
 from warehouse.query.parser import ATTRIBUTION_MODIFIERS

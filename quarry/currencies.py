@@ -1,4 +1,5 @@
-"""ISO 4217 currencies Quarry converts to, with their minor units (decimal places)."""
+"""ISO 4217 currencies Quarry knows: an account's reporting currency, a store's, WITH CURRENCY's,
+with their minor units (decimal places)."""
 
 from __future__ import annotations
 
@@ -182,16 +183,19 @@ CURRENCIES = frozenset(
         "UYW",
         "UZS",
         "VES",
+        "VED",
         "VND",
         "VUV",
         "WST",
         "XAF",
         "XCD",
+        "XCG",
         "XOF",
         "XPF",
         "YER",
         "ZAR",
         "ZMW",
+        "ZWG",
         "ZWL",
     ]
 )
