@@ -51,7 +51,11 @@ def problem_type(title: str) -> str:
 
 
 def problem_body(error: QuarryError, instance: str | None) -> dict[str, Any]:
-    hidden = error.status >= 500 and error.status not in _PUBLIC_SERVER_DETAILS
+    hidden = (
+        error.status >= 500
+        and error.status not in _PUBLIC_SERVER_DETAILS
+        and not error.public_detail
+    )
     detail = INTERNAL_DETAIL if hidden else error.detail
     body: dict[str, Any] = {
         "type": problem_type(error.title),

@@ -4,7 +4,7 @@ problem+json and the CLI prints them as one line."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 
 @dataclass
@@ -15,6 +15,9 @@ class QuarryError(Exception):
     errors: list[dict[str, Any]] = field(default_factory=list)
     status: int = 500
     title: str = "Internal error"
+    # A server error's detail reaches the client only when the error's own text is safe to
+    # show (it is written by Quarry and names no path, host or secret).
+    public_detail: ClassVar[bool] = False
 
     def __str__(self) -> str:
         return self.detail
@@ -111,6 +114,7 @@ class MissingExchangeRate(QuarryError):
 
     status: int = 500
     title: str = "Missing exchange rate"
+    public_detail: ClassVar[bool] = True  # it names the currency asked for
 
 
 @dataclass

@@ -473,7 +473,11 @@ def test_date_errors_come_with_the_other_errors(client: Client, q: QueryAccount)
 
 def test_missing_exchange_rate_is_a_problem(client: Client, q: QueryAccount) -> None:
     query = f"FROM sales SHOW total_sales {MARCH_5_6} WITH CURRENCY 'GBP'"
-    assert_problem(post(client, q.keys["all"], {"query": query}), 500, "Missing exchange rate")
+    body = assert_problem(
+        post(client, q.keys["all"], {"query": query}), 500, "Missing exchange rate"
+    )
+    # The client learns which currency lacks rates (Quarry's own text, no path or host).
+    assert body["detail"].startswith("No exchange rate to GBP on or before"), body
 
 
 # The whole calendar fits only in UTC: in New York the end of 9998-12-31 is in 9999.
