@@ -9,7 +9,7 @@ import unicodedata
 from pathlib import PurePosixPath
 from urllib.parse import quote
 
-from starlette.responses import FileResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, MalformedRangeHeader, Response, StreamingResponse
 
 from exports.files.cleanup import REMOVAL_REASONS
 from exports.files.formats import CONTENT_TYPES
@@ -33,6 +33,21 @@ def content_disposition(file_name: str) -> str:
     if not stem.strip("_ ."):  # nothing readable survived the folding
         fallback = "export" + suffix
     return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(file_name, safe='')}"
+
+
+class _WholeFileUnlessRanged(FileResponse):
+    """A file on this disk, served in byte ranges when asked in a Range header it can read,
+    whole otherwise. Starlette answers a Range it cannot parse (`bytes=abc`, a unit other
+    than bytes) with a 400 in plain text; RFC 9110 (14.2) lets a server ignore such a header
+    and requires it for an unknown unit, and the client then gets the whole file, as from
+    the object store, whose stream ignores Range. A range past the end stays a 416."""
+
+    @classmethod
+    def _parse_range_header(cls, http_range: str, file_size: int) -> list[tuple[int, int]]:
+        try:
+            return super()._parse_range_header(http_range, file_size)
+        except MalformedRangeHeader:
+            return []  # no ranges: the whole file, 200
 
 
 def job_file_response(
@@ -61,7 +76,7 @@ def job_file_response(
     headers = {"Content-Disposition": content_disposition(job.file_name)}
     local = files.local_path(job.file_path)
     if local is not None:
-        return FileResponse(local, media_type=CONTENT_TYPES[file_format], headers=headers)
+        return _WholeFileUnlessRanged(local, media_type=CONTENT_TYPES[file_format], headers=headers)
     # In the object store: streamed through, never staged on this role's disk.
     return StreamingResponse(
         files.chunks(job.file_path),

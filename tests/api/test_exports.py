@@ -162,6 +162,16 @@ def test_run_poll_download(client: Client, world: World, configs: dict[str, str]
         "filename*=UTF-8''Ventes%20%C3%A9t%C3%A9%20Main%20Street.xlsx"
     )
     assert download.content[:2] == b"PK"
+    # Byte ranges of a file on disk; a Range header that cannot be read is ignored.
+    path = f"/v1/export-jobs/{job_id}/download"
+    ranged = client.get(path, key=key, headers={"Range": "bytes=0-9"})
+    assert ranged.status_code == 206 and ranged.content == download.content[:10]
+    for unreadable in ("bytes=abc", "items=0-9", "bytes=9-2"):
+        whole = client.get(path, key=key, headers={"Range": unreadable})
+        assert whole.status_code == 200 and whole.content == download.content, unreadable
+    past = client.get(path, key=key, headers={"Range": f"bytes={len(download.content)}-"})
+    assert past.status_code == 416
+    assert past.headers["content-range"] == f"bytes */{len(download.content)}"
     listed = client.get("/v1/exports", key=key).json()["data"]
     summary = next(c for c in listed if c["name"] == "API store one")
     assert summary["total_runs"] >= 1 and summary["last_run_status"] == "completed"
