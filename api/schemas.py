@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from pydantic_core import PydanticCustomError
 
 from exports.files.formats import FORMATS
+from quarry.zones import time_zones
 from warehouse.catalog import Aggregation, Dataset, FieldType
-from warehouse.query.checker import time_zones
 
 
 class ProblemItem(BaseModel):

@@ -5,17 +5,16 @@ them ("2026-11-27 09:14 Europe/Berlin"), the UTC instant kept machine-readable i
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from markupsafe import Markup, escape
 
+from quarry.zones import time_zones
+
 
 def _zone(name: str) -> ZoneInfo:
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        # The registry validates an account's zone; a bad one must not break a page.
-        return ZoneInfo("UTC")
+    # The registry validates an account's zone; a bad one must not break a page.
+    return ZoneInfo(name if name in time_zones() else "UTC")
 
 
 def local_time(value: datetime | None, zone: str, seconds: bool = False) -> Markup:

@@ -58,6 +58,11 @@ def problems(world: World, tmp_path: Path, *entries: Any) -> list[dict[str, str]
         ({"format_options": {"delimiter": "x"}}, "exports[0].format_options.delimiter", "one of"),
         ({"format_options": {"time_zone": "Mars/Base"}}, "exports[0].format_options.time_zone",
          "IANA"),
+        # Longer than a file name may be: ZoneInfo would raise OSError reading it.
+        ({"format_options": {"time_zone": "a" * 300}}, "exports[0].format_options.time_zone",
+         "IANA"),
+        ({"schedule": {"cron": "0 6 * * *", "timezone": "Europe/../Europe/Berlin"}},
+         "exports[0].schedule.timezone", "IANA"),
         ({"file_name": "{nam}"}, "exports[0].file_name", "unknown token {nam}"),
         ({"destination": {"kind": "fax"}}, "exports[0].destination.kind", "must be one of"),
         ({"destination": {"kind": "local", "settings": {"folder": "../x"}}},

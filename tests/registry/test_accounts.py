@@ -64,6 +64,9 @@ def test_an_unknown_account_is_not_found(registry: Registry) -> None:
         ({"name": " \t "}, "name"),
         ({"timezone": "Mars/Olympus_Mons"}, "timezone"),
         ({"timezone": "../../etc/passwd"}, "timezone"),
+        ({"timezone": "Europe/../Europe/Berlin"}, "timezone"),
+        ({"timezone": "a" * 300}, "timezone"),  # ZoneInfo's OSError: name too long
+        ({"timezone": "localtime"}, "timezone"),  # the server's own zone
         ({"timezone": ""}, "timezone"),
     ],
 )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import zoneinfo
 from datetime import UTC, datetime
 
+from quarry.zones import time_zones
 from warehouse.catalog import DATASETS, Dataset
 from warehouse.catalog import dataset as find_dataset
 from warehouse.query import ast
@@ -23,7 +24,7 @@ from warehouse.query.checker.generated import (
 )
 from warehouse.query.checker.grouping import check_grouping, time_column
 from warehouse.query.checker.having import check_having, check_limit, check_order
-from warehouse.query.checker.modifiers import check_modifiers, time_zones
+from warehouse.query.checker.modifiers import check_modifiers
 from warehouse.query.checker.show import check_show
 from warehouse.query.checker.state import Context, State
 from warehouse.query.checker.where import check_where
@@ -34,7 +35,7 @@ from warehouse.query.fields import fx_date_sql, local_sql, source_for
 from warehouse.query.plan import Plan
 from warehouse.query.shopifyql_schemas import UNSYNCED_SCHEMAS
 
-__all__ = ["Context", "check", "time_zones"]
+__all__ = ["Context", "check"]
 
 
 def check(query: ast.Query, ctx: Context) -> tuple[Plan | None, list[Diagnostic]]:
@@ -147,10 +148,8 @@ def _require_show(st: State) -> None:
 
 
 def _zone(name: str) -> zoneinfo.ZoneInfo:
-    try:
-        return zoneinfo.ZoneInfo(name)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        return zoneinfo.ZoneInfo("UTC")  # reported by check_modifiers; keep checking
+    # An unknown name is reported by check_modifiers; checking goes on in UTC.
+    return zoneinfo.ZoneInfo(name if name in time_zones() else "UTC")
 
 
 def _read_rows(

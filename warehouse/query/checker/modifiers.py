@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-import zoneinfo
 from collections.abc import Callable, Collection
-from functools import cache
 
 from quarry.currencies import CURRENCIES
+from quarry.zones import time_zones
 from warehouse.query import ast
 from warehouse.query.checker.state import State
 from warehouse.query.dates import WEEKDAYS
 from warehouse.query.diagnostics import did_you_mean
 from warehouse.query.parser import ATTRIBUTION_MODIFIERS
-
-# Files of the system's zone folder that are not zones one may name: `localtime` is the
-# server's own zone (a client must not depend on where Quarry runs), `posixrules` a
-# default of the zone compiler.
-_NOT_ZONES = frozenset({"localtime", "posixrules"})
-
-
-@cache
-def time_zones() -> frozenset[str]:
-    """The IANA zone names a query or a request may name (WITH TIMEZONE, `time_zone`)."""
-    return frozenset(zoneinfo.available_timezones()) - _NOT_ZONES
 
 
 def _same(value: str) -> str:

@@ -8,10 +8,10 @@ import zoneinfo
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from quarry.zones import time_zones
 from warehouse.catalog import Field
 from warehouse.query import ast
 from warehouse.query.checker.lookup import find_field
-from warehouse.query.checker.modifiers import time_zones
 from warehouse.query.checker.state import Fail, State
 from warehouse.query.diagnostics import did_you_mean
 from warehouse.query.fields import NOT_SYNCED, STORE_ID_SQL, dimension_sql, field_names, lookup
