@@ -339,7 +339,7 @@ def reset(app: AppContext, config_id: str, as_json: bool) -> None:
 
 
 @exports.command("cleanup")
-@click.option("--older-than-days", "days", required=True, type=click.IntRange(min=0))
+@click.option("--older-than-days", "days", required=True, type=click.IntRange(min=0, max=36_500))
 @click.option("--json", "as_json", is_flag=True, help='Print {"jobs": [ids of the jobs]}.')
 @pass_app
 def cleanup(app: AppContext, days: int, as_json: bool) -> None:

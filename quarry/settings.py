@@ -18,6 +18,14 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from quarry.errors import ConfigurationError
 
+# The longest any duration setting may be: a century. Beyond it the datetime arithmetic of
+# a retention or a timeout overflows (a crash on every housekeeping tick), and no such
+# setting means more than "keep for ever".
+_CENTURY_DAYS = 36_500
+_CENTURY_HOURS = _CENTURY_DAYS * 24
+_CENTURY_MINUTES = _CENTURY_HOURS * 60
+_CENTURY_SECONDS = _CENTURY_MINUTES * 60
+
 SettingsT = TypeVar("SettingsT", bound=BaseSettings)
 
 
@@ -48,7 +56,7 @@ class Settings(BaseSettings):
     role_id: str = Field(default_factory=socket.gethostname, min_length=1)
     # A running export job whose worker sent no heartbeat for this long is failed by the
     # housekeeper (the worker beats every 5 s).
-    heartbeat_timeout_seconds: float = Field(default=60.0, ge=10)
+    heartbeat_timeout_seconds: float = Field(default=60.0, ge=10, le=_CENTURY_SECONDS)
     # The Dagster code server that executes runs, as the orchestrator reaches it
     # (host:port); unset, the orchestrator runs its own (one machine).
     worker_address: str | None = None
@@ -85,16 +93,16 @@ class Settings(BaseSettings):
     # Warehouse snapshots nobody reads are expired (and their files deleted) once they are
     # this old, or this long after a newer snapshot of their store replaced them: longer
     # than the longest API request. Exports pin the snapshot they read until they end.
-    snapshot_retention_hours: float = Field(default=24.0, ge=0)
+    snapshot_retention_hours: float = Field(default=24.0, ge=0, le=_CENTURY_HOURS)
     # Export files older than this many days are removed (their jobs stay, marked removed);
     # unset keeps files until a store re-syncs or is removed.
-    export_retention_days: int | None = None
+    export_retention_days: int | None = Field(default=None, ge=0, le=_CENTURY_DAYS)
     # Finished Dagster runs older than this many days are deleted with their events, except
     # those holding a partition's latest materialization or check result.
-    run_retention_days: int = Field(default=30, ge=1)
+    run_retention_days: int = Field(default=30, ge=1, le=_CENTURY_DAYS)
     # POST /v1/query: interrupt a query after this many seconds (504), and refuse one whose
     # estimated result has more rows than this before TIMESERIES fills gaps.
-    query_timeout_seconds: float = Field(default=30.0, gt=0)
+    query_timeout_seconds: float = Field(default=30.0, gt=0, le=_CENTURY_SECONDS)
     query_max_groups: int = Field(default=100_000, ge=1)
     # POST /v1/query: answer from the sales rollups where one gives the facts' answer
     # exactly (warehouse.rollups); off (QUARRY_ROLLUPS=off) reads the facts always. The
@@ -114,13 +122,13 @@ class Settings(BaseSettings):
     metrics_max_stores: int = Field(default=200, ge=0)
     # How long the API keeps a query's result for the same request on the same snapshot;
     # 0 turns the cache off (the benchmark measures the engine that way).
-    query_cache_seconds: float = Field(default=300.0, ge=0)
+    query_cache_seconds: float = Field(default=300.0, ge=0, le=_CENTURY_SECONDS)
     # Every request body, on every path: larger is a 413 before it is read (1 MiB).
     max_body_bytes: int = Field(default=1_048_576, ge=1)
     # `quarry serve` closes a connection whose request headers are not complete this long
     # after it opened (or after the previous response), or whose body stalls this long.
-    header_timeout_seconds: float = Field(default=10.0, gt=0)
-    body_timeout_seconds: float = Field(default=30.0, gt=0)
+    header_timeout_seconds: float = Field(default=10.0, gt=0, le=_CENTURY_SECONDS)
+    body_timeout_seconds: float = Field(default=30.0, gt=0, le=_CENTURY_SECONDS)
     # Logs (quarry.logs): text or JSON lines, and the level; unset, the services log INFO
     # (Dagster's daemon WARNING: its INFO is a line per sensor tick) and the CLI WARNING.
     log_format: Literal["text", "json"] = "text"
@@ -136,10 +144,10 @@ class Settings(BaseSettings):
     # Repeated failures of one export configuration or one store's sync make one alert,
     # then a reminder with the count at most this often, then one "recovered" alert
     # (destinations/alert_groups.py); 0 sends every failure.
-    alert_repeat_minutes: float = Field(default=60.0, ge=0)
+    alert_repeat_minutes: float = Field(default=60.0, ge=0, le=_CENTURY_MINUTES)
     # A changed-rows export's start snapshot older than this is let go (maintenance may
     # expire it) and the next run delivers every row again (docs/exports.md).
-    changed_rows_retention_days: float = Field(default=30.0, gt=0)
+    changed_rows_retention_days: float = Field(default=30.0, gt=0, le=_CENTURY_DAYS)
 
     @field_validator(
         "alert_smtp_url", "alert_email", "alert_email_from", "alert_webhook_url", "metrics_token"

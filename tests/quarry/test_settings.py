@@ -156,6 +156,26 @@ def test_a_bad_value_names_its_variable(clean_env: Path, monkeypatch: pytest.Mon
         load_settings()
 
 
+@pytest.mark.parametrize(
+    ("variable", "value", "fragment"),
+    [
+        # A negative retention would put the cutoff in the future: every file removed.
+        ("QUARRY_EXPORT_RETENTION_DAYS", "-1", "greater than or equal to 0"),
+        # Past a century, the housekeeper's date arithmetic overflowed on every tick.
+        ("QUARRY_EXPORT_RETENTION_DAYS", "99999999", "less than or equal to 36500"),
+        ("QUARRY_CHANGED_ROWS_RETENTION_DAYS", "1e300", "less than or equal to 36500"),
+        ("QUARRY_QUERY_TIMEOUT_SECONDS", "inf", "less than or equal to"),
+        ("QUARRY_ALERT_REPEAT_MINUTES", "1e30", "less than or equal to"),
+    ],
+)
+def test_durations_are_bounded(
+    clean_env: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, fragment: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigurationError, match=rf"^{variable}: .*{fragment}"):
+        load_settings()
+
+
 def test_alert_variables_are_checked_when_read(
     clean_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
