@@ -115,7 +115,10 @@ def get_store(session: Session, store_id: str) -> Store:
 
 
 def list_stores(session: Session, account_id: str | None = None) -> Sequence[Store]:
+    """Every store, or an account's (NotFound when there is no such account: an empty
+    list would read as an account without stores)."""
     query = select(Store).order_by(Store.account_id, Store.name, Store.id)
     if account_id is not None:
+        get_account(session, account_id)
         query = query.where(Store.account_id == account_id)
     return session.scalars(query).all()

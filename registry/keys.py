@@ -106,8 +106,10 @@ def create_key(
 
 
 def list_keys(session: Session, account_id: str | None = None) -> Sequence[ApiKey]:
+    """Every key, or an account's (NotFound when there is no such account)."""
     query = select(ApiKey).order_by(ApiKey.created_at, ApiKey.id)
     if account_id is not None:
+        get_account(session, account_id)
         query = query.where(ApiKey.account_id == account_id)
     return session.scalars(query).all()
 

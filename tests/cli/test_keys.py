@@ -99,3 +99,13 @@ def test_a_store_of_another_account_is_one_error_line(home: Settings) -> None:
 
 def test_revoking_an_unknown_key_is_one_error_line() -> None:
     assert_one_line_error(invoke("keys", "revoke", "key_nope"), "key_nope", "does not exist")
+
+
+def test_listing_an_unknown_accounts_keys_or_stores_says_so(home: Settings) -> None:
+    """An empty table would read as an account without keys or stores."""
+    account_id = new_account()
+    for group in ("keys", "stores"):
+        assert_one_line_error(
+            invoke(group, "list", "--account", "acc_nope"), "account 'acc_nope' does not exist"
+        )
+        assert ok_json(group, "list", "--account", account_id) == []

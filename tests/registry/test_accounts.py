@@ -106,7 +106,9 @@ def test_stores_list_by_account(registry: Registry) -> None:
     with registry.session() as session:
         assert [s.id for s in list_stores(session, acme)] == [a, b]
         assert {s.id for s in list_stores(session)} == {a, b, elsewhere}
-        assert list_stores(session, "acc_nope") == []
+        # An empty list would read as an account without stores.
+        with pytest.raises(NotFound, match="acc_nope"):
+            list_stores(session, "acc_nope")
 
 
 def test_a_store_needs_an_existing_account(registry: Registry) -> None:
