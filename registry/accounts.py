@@ -25,7 +25,7 @@ def check_timezone(name: str, field: str = "timezone") -> str:
 
 
 def check_currency(code: str, field: str = "currency") -> str:
-    """`code` if it is an ISO 4217 currency (not a fund, metal or test code such as XXX),
+    """`code` if it is an ISO 4217 currency (not XXX, "no currency", nor a metal or test code),
     else InvalidRequest naming `field`: every figure is converted to and rounded in it."""
     if code not in CURRENCIES:
         raise InvalidRequest(
