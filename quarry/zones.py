@@ -19,3 +19,9 @@ def time_zones() -> frozenset[str]:
     (`Europe/../Europe/Berlin`) or a name longer than the file system allows (OSError)
     would reach the disk."""
     return frozenset(zoneinfo.available_timezones()) - _NOT_ZONES
+
+
+def zone_or_utc(name: str) -> zoneinfo.ZoneInfo:
+    """The zone `name`, or UTC when it is none: where an unknown name has been (or will be)
+    reported elsewhere and the work must go on (checking a query, showing a page)."""
+    return zoneinfo.ZoneInfo(name if name in time_zones() else "UTC")

@@ -5,16 +5,10 @@ them ("2026-11-27 09:14 Europe/Berlin"), the UTC instant kept machine-readable i
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from zoneinfo import ZoneInfo
 
 from markupsafe import Markup, escape
 
-from quarry.zones import time_zones
-
-
-def _zone(name: str) -> ZoneInfo:
-    # The registry validates an account's zone; a bad one must not break a page.
-    return ZoneInfo(name if name in time_zones() else "UTC")
+from quarry.zones import zone_or_utc
 
 
 def local_time(value: datetime | None, zone: str, seconds: bool = False) -> Markup:
@@ -24,7 +18,7 @@ def local_time(value: datetime | None, zone: str, seconds: bool = False) -> Mark
         return Markup("")
     instant = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
     instant = instant.astimezone(UTC)
-    tz = _zone(zone)
+    tz = zone_or_utc(zone)  # the registry checks an account's zone; a page never breaks
     shown = instant.astimezone(tz).strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
     return Markup('<time datetime="{}">{} {}</time>').format(
         instant.isoformat().replace("+00:00", "Z"), shown, escape(tz.key)

@@ -260,6 +260,12 @@ def is_semantic(dataset: Dataset, name: str) -> bool:
     return dataset.name == "customers" and name == "total_amount_spent_per_order"
 
 
+def value_kind(type_: str) -> str:
+    """What a value of a field's or a result column's type compares with: every numeric
+    type (money, percent, a ratio) with numbers, any other type with its own."""
+    return "number" if type_ in ("number", "money", "percent", "ratio") else type_
+
+
 def source_for(dataset: Dataset) -> Source:
     """Record datasets are timed by created_at and have no precomputed local times."""
     return SOURCES.get(dataset.name) or Source(dataset.table, "created_at")

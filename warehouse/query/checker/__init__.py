@@ -10,10 +10,9 @@ assembles the Plan. The checker writes no SQL: warehouse.query.fields and the co
 
 from __future__ import annotations
 
-import zoneinfo
 from datetime import UTC, datetime
 
-from quarry.zones import time_zones
+from quarry.zones import zone_or_utc
 from warehouse.catalog import DATASETS, Dataset
 from warehouse.catalog import dataset as find_dataset
 from warehouse.query import ast
@@ -52,7 +51,7 @@ def _run(st: State) -> Plan | None:
     zone_name = modifiers.get("TIMEZONE") or st.ctx.time_zone or st.ctx.account_timezone
     currency = modifiers.get("CURRENCY") or st.ctx.account_currency
     week_start = WEEKDAYS.index(modifiers.get("WEEK_START", "monday"))
-    zone = _zone(zone_name)
+    zone = zone_or_utc(zone_name)  # an unknown name: check_modifiers reports it
     clock = Clock(st.ctx.now or datetime.now(UTC), zone, week_start)
     window, comparisons = check_windows(st, clock)
     scope = store_scope(st)
@@ -145,11 +144,6 @@ def _require_show(st: State) -> None:
         q.show = list(q.visualize)
     else:
         st.error(START, "SHOW is required: say which metrics to return, e.g. SHOW total_sales.")
-
-
-def _zone(name: str) -> zoneinfo.ZoneInfo:
-    # An unknown name is reported by check_modifiers; checking goes on in UTC.
-    return zoneinfo.ZoneInfo(name if name in time_zones() else "UTC")
 
 
 def _read_rows(

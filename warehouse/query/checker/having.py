@@ -8,29 +8,22 @@ from decimal import Decimal
 from warehouse.query import ast
 from warehouse.query.checker.state import Fail, State
 from warehouse.query.diagnostics import did_you_mean
+from warehouse.query.fields import value_kind
 from warehouse.query.plan import Column, HArith, HCond, HOperand, HValue
 
 # The rows a query returns without LIMIT.
 DEFAULT_LIMIT = 1000
 
 
-# What a HAVING operand holds, as its comparisons see it: result values are numbers
-# (Decimal or int), text, booleans, or dates and time buckets written as ISO 8601 text.
-_KINDS = {
-    "money": "number",
-    "number": "number",
-    "percent": "number",
-    "ratio": "number",
-    "boolean": "boolean",
-    "date": "date",
-}
-# Kinds a comparison may put side by side: ISO dates compare with text ('2025-01-01').
-_COMPARABLE = {frozenset({"date", "text"})}
+# What a HAVING operand holds, as its comparisons see it (fields.value_kind): result
+# values are numbers (Decimal or int), text ("string"), booleans, or dates and time
+# buckets written as ISO 8601 text, which compare with text ('2025-01-01') too.
+_COMPARABLE = {frozenset({"date", "string"})}
 _TEXT_MATCHES = {"starts": "STARTS WITH", "ends": "ENDS WITH", "contains": "CONTAINS"}
 
 
 def check_having(st: State, cond: ast.Cond, columns: list[Column]) -> HCond | None:
-    kinds = {c.name: _KINDS.get(c.type, "text") for c in columns}
+    kinds = {c.name: value_kind(c.type) for c in columns}
     try:
         return _having_cond(st, cond, kinds)
     except Fail:
@@ -60,7 +53,7 @@ def _having_cond(st: State, c: ast.Cond, kinds: dict[str, str]) -> HCond:
             )
         left, _ = _operand(st, c.left, kinds)
         value, kind = _operand(st, c.value, kinds)
-        if kind != "text":
+        if kind != "string":
             raise st.error(c.value.pos, f"{_TEXT_MATCHES[c.kind]} takes text in single quotes.")
         return HCond(c.kind, (left, value), c.negated)
     assert isinstance(c, ast.IsNull)
@@ -88,7 +81,7 @@ def _compared(
 
 def _described(expr: ast.Expr, kind: str) -> str:
     article = "an" if kind[0] in "aeiou" else "a"
-    noun = "text" if kind == "text" else f"{article} {kind}"
+    noun = "text" if kind == "string" else f"{article} {kind}"
     if isinstance(expr, ast.Name):
         return f"{expr.name} ({noun})"
     if isinstance(expr, ast.StringLit):
@@ -97,7 +90,7 @@ def _described(expr: ast.Expr, kind: str) -> str:
 
 
 def _plural(kind: str) -> str:
-    return "text" if kind == "text" else f"{kind}s"
+    return "text" if kind == "string" else f"{kind}s"
 
 
 def _operand(st: State, expr: ast.Expr, kinds: dict[str, str]) -> tuple[HOperand, str]:
@@ -121,7 +114,7 @@ def _operand(st: State, expr: ast.Expr, kinds: dict[str, str]) -> tuple[HOperand
     if isinstance(expr, ast.NumberLit):
         return HValue(const=expr.value), "number"
     if isinstance(expr, ast.StringLit):
-        return HValue(const=expr.value), "text"
+        return HValue(const=expr.value), "string"
     if isinstance(expr, ast.BoolLit):
         return HValue(const=expr.value), "boolean"
     if isinstance(expr, ast.Neg):

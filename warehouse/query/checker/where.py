@@ -8,13 +8,20 @@ import zoneinfo
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from quarry.zones import time_zones
+from quarry.zones import zone_or_utc
 from warehouse.catalog import Field
 from warehouse.query import ast
 from warehouse.query.checker.lookup import find_field
 from warehouse.query.checker.state import Fail, State
 from warehouse.query.diagnostics import did_you_mean
-from warehouse.query.fields import NOT_SYNCED, STORE_ID_SQL, dimension_sql, field_names, lookup
+from warehouse.query.fields import (
+    NOT_SYNCED,
+    STORE_ID_SQL,
+    dimension_sql,
+    field_names,
+    lookup,
+    value_kind,
+)
 from warehouse.query.plan import RBetween, RBool, RCompare, RCond, RIn, RMatch, RNot, RNull
 
 
@@ -106,7 +113,7 @@ def _literal(st: State, expr: ast.Expr, field: Field) -> Any:
         value, kind = expr.value, "date"
     else:
         raise st.error(expr.pos, "Expected a value here: 'text', a number, TRUE/FALSE or a date.")
-    wanted = "number" if field.type in ("number", "money", "percent") else field.type
+    wanted = value_kind(field.type)
     if kind != wanted:
         raise st.error(expr.pos, f"{field.name} is {field.type}; compare it with a {wanted} value.")
     return value
@@ -187,4 +194,4 @@ def _zone_for_dates(st: State) -> zoneinfo.ZoneInfo:
     when the zone named is unknown (check_modifiers reports it)."""
     name = next((m.value for m in st.q.modifiers if m.name == "TIMEZONE"), None)
     name = name or st.ctx.time_zone or st.ctx.account_timezone
-    return zoneinfo.ZoneInfo(name if name in time_zones() else "UTC")
+    return zone_or_utc(name)
