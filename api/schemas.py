@@ -13,6 +13,7 @@ from pydantic_core import PydanticCustomError
 from exports.files.formats import FORMATS
 from quarry.zones import time_zones
 from warehouse.catalog import Aggregation, Dataset, FieldType
+from warehouse.query import MAX_QUERY_LENGTH
 
 
 class ProblemItem(BaseModel):
@@ -139,10 +140,6 @@ def _class_name(ds: Dataset, suffix: str) -> str:
 
 
 # ---- POST /v1/query ----
-
-# Far above any real query (they run to a few hundred characters); a bound keeps a
-# multi-megabyte string out of the lexer.
-MAX_QUERY_LENGTH = 100_000
 
 
 class QueryRequest(BaseModel):

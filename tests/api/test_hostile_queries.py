@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from api.schemas import MAX_QUERY_LENGTH
 from tests.api.conftest import Client, assert_problem
 from tests.api.world import World
+from warehouse.query import MAX_QUERY_LENGTH
 from warehouse.query.diagnostics import MAX_LISTED, MAX_MESSAGE
 from warehouse.query.parser import MAX_NESTING, MAX_OPERATORS
 

@@ -11,6 +11,7 @@ import pytest
 from tests.api.conftest import Client
 from tests.api.query_world import QueryAccount, StoreSpec, add_account, sale, write_sales
 from tests.api.world import World
+from warehouse.query import MAX_QUERY_LENGTH
 
 URL = "/admin/api/2026-10/graphql.json"
 DOCUMENT = "query ($q: String!) { shopifyqlQuery(query: $q) { parseErrors } }"
@@ -271,6 +272,12 @@ def test_group_totals_and_running_totals_are_generated(client: Client, shop: Que
         (
             "FROM sessions SHOW sessions",
             "ShopifyQL has a 'sessions' schema, but Quarry does not sync that data",
+        ),
+        # The length /v1/query's schema holds, held here too: no schema guards this door.
+        (
+            "FROM sales SHOW total_sales" + " " * MAX_QUERY_LENGTH,
+            f"The query is {MAX_QUERY_LENGTH + 27:,} characters long, more than the "
+            f"{MAX_QUERY_LENGTH:,} a query may have. (line 1, column 1)",
         ),
     ],
 )

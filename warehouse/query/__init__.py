@@ -17,9 +17,10 @@ import duckdb
 from warehouse.query.executor import Limits, execute
 from warehouse.query.plan import Plan, StoreInfo
 from warehouse.query.result import QueryResult
-from warehouse.query.service import QueryContext, answer
+from warehouse.query.service import MAX_QUERY_LENGTH, QueryContext, answer
 
 __all__ = [
+    "MAX_QUERY_LENGTH",
     "Limits",
     "QueryContext",
     "QueryResult",

@@ -47,7 +47,13 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?![\w:])")
 # function takes (startOfMonth(0m)); "min" is tried before "m".
 _OFFSET = re.compile(r"-?\d+(?:min|[shdwmqy])(?!\w)")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?(?![\w])")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A number run into letters (-7D, 30days, 10abc): neither a number nor an offset. Lexed
+# whole, so the diagnostic names it once instead of a stray '-' and '7'.
+_GLUED = re.compile(r"-?\d+(?:\.\d+)?[^\W\d]\w*")
+# Letters of any script: a misspelt name such as `sälës` is then an unknown name the
+# checker can suggest a known one for, not a character-by-character complaint.
+_IDENT = re.compile(r"[^\W\d]\w*")
+_OFFSET_UNITS = "s, min, h, d, w, m (month), q, y"
 _OPS = ("!=", "<>", "<=", ">=", "=", "<", ">", "+", "-", "*", "/", "(", ")", ",")
 
 
@@ -112,6 +118,24 @@ def lex(text: str) -> tuple[list[Token], list[Diagnostic]]:
                 matched = True
                 break
         if matched:
+            continue
+        glued = _GLUED.match(text, i)
+        if glued:
+            word = glued.group()
+            if _OFFSET.fullmatch(word.lower()):
+                # Read as the offset it most likely means, so the parse goes on cleanly.
+                tokens.append(Token(Kind.OFFSET, word.lower(), start, word.lower()))
+                message = (
+                    f"Offset units are lowercase ({_OFFSET_UNITS}): write '{word.lower()}' "
+                    f"for '{word}'."
+                )
+            else:
+                message = (
+                    f"'{word}' is neither a number nor a date offset (a whole number and a "
+                    f"lowercase unit: {_OFFSET_UNITS}, as in -30d)."
+                )
+            errors.append(Diagnostic(start, message))
+            i = glued.end()
             continue
         op = next((o for o in _OPS if text.startswith(o, i)), None)
         if op:

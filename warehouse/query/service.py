@@ -16,12 +16,17 @@ from datetime import datetime
 from typing import Protocol
 
 from warehouse.query.checker import Context, check
-from warehouse.query.diagnostics import invalid_query
+from warehouse.query.diagnostics import START, Diagnostic, invalid_query
 from warehouse.query.executor import Limits, execute, source
 from warehouse.query.parser import parse
 from warehouse.query.plan import Plan, StoreInfo
 from warehouse.query.result import QueryResult
 from warehouse.reader import WarehouseReader
+
+# Far above any real query (they run to a few hundred characters); a bound keeps a
+# multi-megabyte string out of the lexer, whichever door it came in by (/v1/query's schema,
+# the shopifyqlQuery adapter, the console's form).
+MAX_QUERY_LENGTH = 100_000
 
 
 class ResultCache(Protocol):
@@ -51,6 +56,12 @@ class QueryContext:
 
     def check(self, text: str, limits: Limits) -> Plan:
         """Parse and check `text`. Raises InvalidQuery with every diagnostic found."""
+        if len(text) > MAX_QUERY_LENGTH:
+            message = (
+                f"The query is {len(text):,} characters long, more than the "
+                f"{MAX_QUERY_LENGTH:,} a query may have."
+            )
+            raise invalid_query([Diagnostic(START, message)])
         query, errors = parse(text)
         ctx = Context(
             self.stores,

@@ -147,6 +147,58 @@ def test_syntax_errors(text: str, message: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Read as the offset it means, so nothing else is reported.
+        (
+            "FROM sales SHOW total_sales SINCE -7D UNTIL -1D",
+            [
+                (
+                    1,
+                    35,
+                    "Offset units are lowercase (s, min, h, d, w, m (month), q, y): "
+                    "write '-7d' for '-7D'.",
+                ),
+                (
+                    1,
+                    45,
+                    "Offset units are lowercase (s, min, h, d, w, m (month), q, y): "
+                    "write '-1d' for '-1D'.",
+                ),
+            ],
+        ),
+        (
+            "FROM sales SHOW total_sales SINCE -30days",
+            [
+                (
+                    1,
+                    35,
+                    "'-30days' is neither a number nor a date offset (a whole number "
+                    "and a lowercase unit: s, min, h, d, w, m (month), q, y, as in -30d).",
+                ),
+                (
+                    1,
+                    42,
+                    "Expected a date (2024-01-31, -30d, today, last_month, "
+                    "startOfMonth(-1m)) but found the end of the query.",
+                ),
+            ],
+        ),
+    ],
+)
+def test_a_number_run_into_letters_is_named_whole(
+    text: str, expected: list[tuple[int, int, str]]
+) -> None:
+    assert messages(text) == expected
+
+
+def test_a_name_in_any_script_is_one_name() -> None:
+    tokens, errors = lex("FROM sälës SHOW größe")
+    assert errors == []
+    assert [t.text for t in tokens] == ["FROM", "sälës", "SHOW", "größe", ""]
+
+
+@pytest.mark.parametrize(
     ("clause", "column", "message"),
     [
         ("SINCE 2024-02-30", 7, "2024-02-30 is not a date: February 2024 has 29 days."),
