@@ -34,14 +34,14 @@ import click
 import duckdb
 import httpx
 
-from bench.dataset import Dataset, create_key, open_synced
-from bench.queries import bench_queries
+from bench.dataset import ACCOUNT_TIMEZONE, Dataset, create_key, open_synced
+from bench.queries import bench_queries, own_store
 from bench.server import LOOPBACK, ApiServer, Service, free_port
 from bench.stats import Timings
 from warehouse.reader import WarehouseReader
 
 CUBE_DIR = Path(__file__).resolve().parent / "cube"
-# The issue's targets: at least this many times faster than Cube (p50 over p50).
+# The issue's targets: faster than Cube, and at least this many times (p50 over p50).
 TARGETS = {"monthly_by_store": 4.0, "top_products": 1.0, "store_month_days": 1.0}
 YEAR = ["2024-07-01", "2025-06-30"]
 CENT = Decimal("0.01")
@@ -107,8 +107,7 @@ def cube_server(database: Path, log_dir: Path) -> Iterator[str]:
 
 def cube_queries(dataset: Dataset) -> dict[str, dict[str, Any]]:
     """Cube's form of each shape, as bench.queries asks it of Quarry."""
-    own = dataset.stores[1] if len(dataset.stores) > 1 else dataset.stores[0]
-    zone = "America/New_York"  # bench.dataset's account zone: the window's and buckets'
+    own = own_store(dataset)
     return {
         "monthly_by_store": {
             "measures": ["sales.total_sales"],
@@ -116,7 +115,7 @@ def cube_queries(dataset: Dataset) -> dict[str, dict[str, Any]]:
             "timeDimensions": [
                 {"dimension": "sales.happened_at", "granularity": "month", "dateRange": YEAR}
             ],
-            "timezone": zone,
+            "timezone": ACCOUNT_TIMEZONE,
         },
         "top_products": {
             "measures": ["sales.total_sales"],
@@ -124,7 +123,7 @@ def cube_queries(dataset: Dataset) -> dict[str, dict[str, Any]]:
             "timeDimensions": [{"dimension": "sales.happened_at", "dateRange": YEAR}],
             "order": {"sales.total_sales": "desc"},
             "limit": 10,
-            "timezone": zone,
+            "timezone": ACCOUNT_TIMEZONE,
         },
         "store_month_days": {
             "measures": ["sales.total_sales", "sales.orders"],
@@ -260,7 +259,7 @@ def compare(home: Path, rounds: int) -> dict[str, Any]:
                     "quarry_source": answer.headers.get("x-quarry-source"),
                     "cube_over_quarry": round(speedup, 2),
                     "target": f">= {TARGETS[name]:g}x",
-                    "met": speedup >= TARGETS[name] if TARGETS[name] > 1 else speedup > 1,
+                    "met": speedup > 1 and speedup >= TARGETS[name],
                 }
     out["load_at_end"] = os.getloadavg()
     return out

@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 import duckdb
 
 from bench.context import BenchContext, timed
-from bench.dataset import ACCOUNT_CURRENCY, ACCOUNT_TIMEZONE, Dataset
+from bench.dataset import ACCOUNT_CURRENCY, ACCOUNT_TIMEZONE, BenchStore, Dataset
 from bench.profile_api import run_section as fixed_cost_section
 from bench.stats import Figure, Section, Target, at_most_value, within
 from warehouse.lake import Lake
@@ -73,6 +73,13 @@ def _quoted(name: str) -> str:
     return "'" + name.replace("'", "''") + "'"
 
 
+def own_store(dataset: Dataset) -> BenchStore:
+    """The store whose month of days in its own zone is asked (store_month_days): the
+    question of its own dashboard."""
+    stores = dataset.stores
+    return stores[1] if len(stores) > 1 else stores[0]
+
+
 def bench_queries(dataset: Dataset) -> tuple[list[BenchQuery], list[str]]:
     """The query set for this dataset's stores, and notes on substitutions (a dataset with
     fewer stores has no JPY store: the JPY query then reads the first store)."""
@@ -90,8 +97,7 @@ def bench_queries(dataset: Dataset) -> tuple[list[BenchQuery], list[str]]:
     june, june_params = _window(date(2025, 6, 1), date(2025, 6, 30))
     zone = _quoted(ACCOUNT_TIMEZONE)  # a literal: DuckDB looks a bound zone up per row
     member = stores[:2]
-    # A store in its own zone: the question of its own dashboard.
-    own = stores[1] if len(stores) > 1 else stores[0]
+    own = own_store(dataset)
     may, may_params = _window(date(2025, 5, 1), date(2025, 5, 31), ZoneInfo(own.timezone))
     jpy = dataset.store_in("JPY")
     if jpy is None:
