@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from warehouse.query.dates import Window
-from warehouse.query.fields import FIRST_ORDERS_ALIAS, FIRST_ORDERS_SQL
+from warehouse.query.fields import FIRST_ORDERS_ALIAS, FIRST_ORDERS_SQL, split_sum_sql
 from warehouse.query.plan import (
     Plan,
     RBetween,
@@ -38,7 +38,10 @@ _FIRST_ORDER_COLUMN = re.compile(rf"\b{FIRST_ORDERS_ALIAS}\.")
 @dataclass(frozen=True)
 class Relations:
     stores: str  # (store_id, name, currency, timezone)
-    fx: str | None  # (currency, date, factor) or None when no conversion is needed
+    fx: str | None  # (currency, date, factor...) or None when no conversion is needed
+    # Sums of converted money over the factor's halves (fields.split_sum_sql); off once a
+    # run overflowed them.
+    split: bool = True
 
 
 def bucket_sql(plan: Plan) -> Sql | None:
@@ -171,7 +174,8 @@ def aggregate_sql(
         groups.append(bucket)
     indexes = range(len(plan.parts)) if parts is None else parts
     for k in indexes:
-        select.append(f"{plan.parts[k].sql} AS p{k}")
+        part = plan.parts[k].sql
+        select.append(f"{split_sum_sql(part) if rel.fx and rel.split else part} AS p{k}")
     if grouping_sets is not None and groups:
         # Which grouping set a row belongs to, as GROUPING's bit mask over the keys (a
         # bit set where the key is rolled up), next to last: see grouping_mask. GROUPING

@@ -12,7 +12,7 @@ import logging
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any
@@ -103,7 +103,16 @@ def execute(
 def _execute(cursor: duckdb.DuckDBPyConnection, plan: Plan, limits: Limits) -> QueryResult:
     # The deadline comes first: registering the factors already scans the events.
     with _deadline(cursor, limits.timeout_seconds), _relations(cursor, plan) as rel:
-        return _Run(cursor, plan, rel, limits).result()
+        try:
+            return _Run(cursor, plan, rel, limits).result()
+        except duckdb.OutOfRangeException:
+            if not (rel.names.fx and rel.names.split):
+                raise
+            # An amount too large for the factor's halves (fields.split_sum_sql): the
+            # whole factor's 128-bit products, the same answer.
+            logger.info("query rerun with whole exchange-rate factors")
+            rel.names = replace(rel.names, split=False)
+            return _Run(cursor, plan, rel, limits).result()
 
 
 # ---- registered relations ----

@@ -5,12 +5,14 @@ The checker calls these and writes no SQL of its own."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from decimal import Decimal
 
 from warehouse.catalog import Dataset, Field
 from warehouse.query.aggregates import BY_NAME as AGGREGATES
 from warehouse.query.plan import Arith, Const, MetricExpr, Part, PartRef, Source
+from warehouse.query.rates import SPLIT_UNITS
 from warehouse.query.sql import Sql
 from warehouse.tables import quote_literal
 
@@ -287,6 +289,30 @@ def value_sql(field: Field, fx: bool) -> str:
     if field.type == "money" and fx:
         return f"({column} * f.factor)"
     return column
+
+
+# A sum of converted money as value_sql writes it, filtered or not.
+_CONVERTED_SUM = re.compile(
+    r"^SUM\(\((?P<column>t\.\w+) \* f\.factor\)\)(?P<filter> FILTER \(WHERE .+\))?$"
+)
+
+
+def split_sum_sql(aggregate: str) -> str:
+    """`aggregate`, where it is a sum of converted money (SUM((t.x * f.factor)), filtered or
+    not), summed over the two halves of the factor (warehouse.query.rates.FACTOR_SCHEMA):
+    the same decimal of the same type, DECIMAL(38, 14), from 64-bit products where the
+    20-digit factor's take 128 bits (a year's top products by title at 1M orders: 10% of the
+    statement). A half's product past 18 digits, an amount of 10^10 or more in the query's
+    currency or its own, raises DuckDB's OutOfRangeException: the executor then runs the
+    query with the aggregates as they are. Any other aggregate is returned as it is."""
+    match = _CONVERTED_SUM.match(aggregate)
+    if match is None:
+        return aggregate
+    column, only = match["column"], match["filter"] or ""
+    high = f"SUM({column} * f.factor_high){only}"
+    low = f"SUM({column} * f.factor_low){only}"
+    # 10^-12 as a literal DuckDB types DECIMAL(12, 12): the scale comes out as the factor's.
+    return f"(({high} * {SPLIT_UNITS} + {low}) * 0.{'0' * 11}1)"
 
 
 def _column_sql(field: Field) -> str:

@@ -69,8 +69,18 @@ _histories: _Kept[tuple[str, str], History] = _Kept(256)
 FactorKey = tuple[str, str, frozenset[str], str, tuple[tuple[date, date], ...]]
 # Factors are kept to 12 places (so that the sums in SQL stay exact).
 _FACTOR_PLACES = Decimal("1e-12")
+# Each factor also in two halves of its 12-place units, factor = (high * 10^6 + low) / 10^12,
+# each a DECIMAL(18, 0): DuckDB multiplies a DECIMAL(18, 2) amount by one in 64 bits, where
+# the 20-digit factor takes a 128-bit product (warehouse.query.fields.split_sum_sql).
+SPLIT_UNITS = 10**6
 FACTOR_SCHEMA = pa.schema(
-    [("currency", pa.string()), ("date", pa.date32()), ("factor", pa.decimal128(20, 12))]
+    [
+        ("currency", pa.string()),
+        ("date", pa.date32()),
+        ("factor", pa.decimal128(20, 12)),
+        ("factor_high", pa.decimal128(18, 0)),
+        ("factor_low", pa.decimal128(18, 0)),
+    ]
 )
 
 
@@ -138,10 +148,13 @@ def factor_table(
 def factors_of(
     rows: Iterable[tuple[str, date, Decimal | None, Decimal | None]], target: str
 ) -> pa.Table:
-    """(currency, date, factor) from daily_rates' rows: the factor converts an amount in
-    the currency to `target`, rate(target) / rate(currency), both per USD; null where a
-    rate is missing (only an error if a row needs one, which SQL checks: missing_fx)."""
-    out: dict[str, list[object]] = {"currency": [], "date": [], "factor": []}
+    """(currency, date, factor, its halves) from daily_rates' rows: the factor converts an
+    amount in the currency to `target`, rate(target) / rate(currency), both per USD; null
+    where a rate is missing (only an error if a row needs one, which SQL checks:
+    missing_fx)."""
+    out: dict[str, list[object]] = {
+        "currency": [], "date": [], "factor": [], "factor_high": [], "factor_low": []
+    }  # fmt: skip
     with localcontext() as ctx:
         ctx.prec = 34
         for currency, day, theirs, mine in rows:
@@ -155,10 +168,20 @@ def factors_of(
                     # Divided here, not in DuckDB, which divides decimals as doubles.
                     else (Decimal(mine) / Decimal(theirs)).quantize(_FACTOR_PLACES)
                 )
+            high, low = (None, None) if factor is None else _halves(factor)
             out["currency"].append(currency)
             out["date"].append(day)
             out["factor"].append(factor)
+            out["factor_high"].append(high)
+            out["factor_low"].append(low)
     return pa.table(out, schema=FACTOR_SCHEMA)
+
+
+def _halves(factor: Decimal) -> tuple[Decimal, Decimal]:
+    """(high, low) with factor = (high * SPLIT_UNITS + low) / 10^12 exactly, low in
+    [0, SPLIT_UNITS): factors are positive and have 12 places."""
+    high, low = divmod(int(factor.scaleb(12)), SPLIT_UNITS)
+    return Decimal(high), Decimal(low)
 
 
 def daily_rates(
