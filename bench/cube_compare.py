@@ -45,6 +45,7 @@ CUBE_DIR = Path(__file__).resolve().parent / "cube"
 TARGETS = {"monthly_by_store": 4.0, "top_products": 1.0, "store_month_days": 1.0}
 YEAR = ["2024-07-01", "2025-06-30"]
 CENT = Decimal("0.01")
+CONTINUE_WAIT = "Continue wait"
 # A shape's answer as {group: amounts}, in Quarry's terms.
 Keyed = dict[tuple[Any, ...], tuple[Decimal, ...]]
 
@@ -155,8 +156,15 @@ class CubeClient:
             "values": [f"nonce-{self._asked}"],
         }
         asked = {**query, "filters": [*query.get("filters", []), fresh]}
-        response = self._client.get("/cubejs-api/v1/load", params={"query": json.dumps(asked)})
+        params = {"query": json.dumps(asked)}
+        response = self._client.get("/cubejs-api/v1/load", params=params)
         body = response.json()
+        # A query still running after Cube's continueWaitTimeout (a few seconds: a 10M-order
+        # scan) is answered "Continue wait"; its client asks again and is answered from the
+        # same run, as Cube's own client does.
+        while response.status_code == 200 and body.get("error") == CONTINUE_WAIT:
+            response = self._client.get("/cubejs-api/v1/load", params=params)
+            body = response.json()
         if response.status_code != 200 or "error" in body:
             raise RuntimeError(f"Cube answered {response.status_code}: {str(body)[:500]}")
         return list(body["data"])

@@ -13,7 +13,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from warehouse.query.dates import Window
-from warehouse.query.fields import FIRST_ORDERS_ALIAS, FIRST_ORDERS_SQL, split_sum_sql
+from warehouse.query.fields import (
+    FIRST_ORDERS_ALIAS,
+    FIRST_ORDERS_SQL,
+    STORE_ID_SQL,
+    split_sum_sql,
+)
 from warehouse.query.plan import (
     Plan,
     RBetween,
@@ -199,10 +204,14 @@ def aggregate_sql(
     )
     ids = Sql.join(", ", [Sql.param(s) for s in plan.store_ids]) if plan.store_ids else None
     conditions: list[Sql | str] = [
-        ("t.store_id IN (" + ids + ")") if ids is not None else "FALSE",
         Sql(f"t.{t.time_column} >= ") + Sql.param(window.gte),
         Sql(f"t.{t.time_column} < ") + Sql.param(window.lt),
     ]
+    kept = kept_stores(plan.where)
+    # A WHERE that keeps to some of the readable stores says the scope's IN already (the
+    # repeated IN cost a one-store query on the hour rollup 1 of its 7 ms).
+    if not (kept and kept <= set(plan.store_ids)):
+        conditions.insert(0, ("t.store_id IN (" + ids + ")") if ids is not None else "FALSE")
     if plan.where is not None:
         conditions.append(where_sql(plan.where))
     if exclude is not None:
@@ -266,6 +275,17 @@ def aggregate_sql(
     if limit is not None:
         sql = sql + f" LIMIT {int(limit)}"
     return sql
+
+
+def kept_stores(cond: RCond | None) -> set[str] | None:
+    """The store ids a WHERE keeps to (store = 'x', store IN (...), alone or ANDed with
+    other conditions; the checker makes both an RIn on fields.STORE_ID_SQL), or None."""
+    if isinstance(cond, RIn) and cond.sql == STORE_ID_SQL and not cond.negated:
+        return {str(v) for v in cond.values}
+    if isinstance(cond, RBool) and cond.op.upper() == "AND":
+        kept = [n for n in (kept_stores(c) for c in cond.items) if n is not None]
+        return set.intersection(*kept) if kept else None
+    return None
 
 
 def key_sql(expressions: list[str]) -> str:

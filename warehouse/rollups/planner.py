@@ -30,8 +30,9 @@ import dataclasses
 import re
 from collections.abc import Iterator
 
+from warehouse.query.compiler import kept_stores
 from warehouse.query.dates import Window
-from warehouse.query.fields import ORDERS_SQL, STORE_ID_SQL, zone_time_sql
+from warehouse.query.fields import ORDERS_SQL, zone_time_sql
 from warehouse.query.plan import (
     Column,
     Part,
@@ -160,20 +161,9 @@ def _columns(plan: Plan, time_dims: list[Column]) -> set[str] | None:
     return out
 
 
-def _kept_stores(cond: RCond | None) -> set[str] | None:
-    """The store ids a WHERE keeps to (store = 'x', store IN (...), alone or ANDed with
-    other conditions; the checker makes both an RIn on fields.STORE_ID_SQL), or None."""
-    if isinstance(cond, RIn) and cond.sql == STORE_ID_SQL and not cond.negated:
-        return {str(v) for v in cond.values}
-    if isinstance(cond, RBool) and cond.op.upper() == "AND":
-        kept = [n for n in (_kept_stores(c) for c in cond.items) if n is not None]
-        return set.intersection(*kept) if kept else None
-    return None
-
-
 def _exact(plan: Plan, rollup: RollupSet, grains: set[str], windows: list[Window]) -> bool:
     # The zones of the stores whose rows the query can read: WHERE store = ... narrows them.
-    kept = _kept_stores(plan.where)
+    kept = kept_stores(plan.where)
     stores = {
         plan.stores[s].timezone
         for s in plan.store_ids

@@ -4,7 +4,7 @@ table per set of stores, a new one when a store's name changes."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 import pytest
@@ -62,3 +62,55 @@ def test_a_readers_cursor_joins_the_stores_it_keeps(
     assert not reader.execute(
         "SELECT view_name FROM duckdb_views() WHERE view_name LIKE 'quarry_query_%'"
     ).fetchall()
+
+
+def _scoped(
+    cursor: duckdb.DuckDBPyConnection, text: str, store_ids: list[str] | None
+) -> tuple[dict[str, Any], list[str]]:
+    """The answer to `text` over `store_ids` of the test stores, and the statements sent."""
+    sent: list[str] = []
+
+    class Recording:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(cursor, name)
+
+        def execute(self, sql: str, *args: Any) -> Any:
+            sent.append(sql)
+            return cursor.execute(sql, *args)
+
+    answer = run_query(
+        cast(duckdb.DuckDBPyConnection, Recording()),
+        text,
+        stores=STORES,
+        account_currency=ACCOUNT_CURRENCY,
+        account_timezone=ACCOUNT_ZONE,
+        store_ids=store_ids,
+        now=NOW,
+        limits=Limits(rollups=False),
+    ).public()
+    return answer, sent
+
+
+WHERE_MAIN = (
+    "FROM sales SHOW total_sales GROUP BY store WHERE store = 'Main Street' "
+    "SINCE 2024-03-01 UNTIL 2024-03-31"
+)
+
+
+def test_a_where_within_the_scope_stands_for_the_scopes_in(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    answer, sent = _scoped(con.cursor(), WHERE_MAIN, None)
+    assert [r["store"] for r in answer["rows"]] == ["Main Street"]
+    aggregate = next(s for s in sent if "GROUP BY" in s)
+    assert "'st_main'" in aggregate and "'st_berlin'" not in aggregate
+
+
+def test_a_where_outside_the_requests_stores_keeps_the_scopes_in(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    # Main Street is readable, but the request asked for the Berlin shop only.
+    answer, sent = _scoped(con.cursor(), WHERE_MAIN, ["st_berlin"])
+    assert answer["rows"] == []
+    aggregate = next(s for s in sent if "GROUP BY" in s)
+    assert "'st_berlin'" in aggregate
