@@ -301,8 +301,8 @@ def split_sum_sql(aggregate: str) -> str:
     """`aggregate`, where it is a sum of converted money (SUM((t.x * f.factor)), filtered or
     not), summed over the two halves of the factor (warehouse.query.rates.FACTOR_SCHEMA):
     the same decimal of the same type, DECIMAL(38, 14), from 64-bit products where the
-    20-digit factor's take 128 bits (a year's top products by title at 1M orders: 10% of the
-    statement). A half's product past 18 digits, an amount of 10^10 or more in the query's
+    20-digit factor's take 128 bits (a year's top products by title at 1M orders: a fifth of
+    the statement). A half's product past 18 digits, an amount of 10^10 or more in the query's
     currency or its own, raises DuckDB's OutOfRangeException: the executor then runs the
     query with the aggregates as they are. Any other aggregate is returned as it is."""
     match = _CONVERTED_SUM.match(aggregate)
@@ -311,7 +311,7 @@ def split_sum_sql(aggregate: str) -> str:
     column, only = match["column"], match["filter"] or ""
     high = f"SUM({column} * f.factor_high){only}"
     low = f"SUM({column} * f.factor_low){only}"
-    # 10^-12 as a literal DuckDB types DECIMAL(12, 12): the scale comes out as the factor's.
+    # A literal of scale 12, so the result has the scale of the amount times the factor.
     return f"(({high} * {SPLIT_UNITS} + {low}) * 0.{'0' * 11}1)"
 
 
