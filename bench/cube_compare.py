@@ -157,14 +157,14 @@ class CubeClient:
         }
         asked = {**query, "filters": [*query.get("filters", []), fresh]}
         params = {"query": json.dumps(asked)}
-        response = self._client.get("/cubejs-api/v1/load", params=params)
-        body = response.json()
         # A query still running after Cube's continueWaitTimeout (a few seconds: a 10M-order
         # scan) is answered "Continue wait"; its client asks again and is answered from the
         # same run, as Cube's own client does.
-        while response.status_code == 200 and body.get("error") == CONTINUE_WAIT:
+        while True:
             response = self._client.get("/cubejs-api/v1/load", params=params)
             body = response.json()
+            if response.status_code != 200 or body.get("error") != CONTINUE_WAIT:
+                break
         if response.status_code != 200 or "error" in body:
             raise RuntimeError(f"Cube answered {response.status_code}: {str(body)[:500]}")
         return list(body["data"])
