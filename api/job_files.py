@@ -9,12 +9,18 @@ import unicodedata
 from pathlib import PurePosixPath
 from urllib.parse import quote
 
-from starlette.responses import FileResponse, MalformedRangeHeader, Response, StreamingResponse
+from starlette.responses import (
+    FileResponse,
+    MalformedRangeHeader,
+    Response,
+    StreamingResponse,
+)
+from starlette.responses import RangeNotSatisfiable as StarletteRangeNotSatisfiable
 
 from exports.files.cleanup import REMOVAL_REASONS
 from exports.files.formats import CONTENT_TYPES
 from exports.jobs.state import JobState
-from quarry.errors import Conflict, NotFound
+from quarry.errors import Conflict, NotFound, RangeNotSatisfiable
 from quarry.files import export_files
 from quarry.settings import Settings
 from registry.models import ExportJob
@@ -40,7 +46,9 @@ class _WholeFileUnlessRanged(FileResponse):
     whole otherwise. Starlette answers a Range it cannot parse (`bytes=abc`, a unit other
     than bytes) with a 400 in plain text; RFC 9110 (14.2) lets a server ignore such a header
     and requires it for an unknown unit, and the client then gets the whole file, as from
-    the object store, whose stream ignores Range. A range past the end stays a 416."""
+    the object store, whose stream ignores Range. A range past the end is a 416, raised as
+    a problem (Starlette's own 416 has an empty plain-text body): the response has not
+    started when the header is parsed, so the API's error handler renders it."""
 
     @classmethod
     def _parse_range_header(cls, http_range: str, file_size: int) -> list[tuple[int, int]]:
@@ -48,6 +56,12 @@ class _WholeFileUnlessRanged(FileResponse):
             return super()._parse_range_header(http_range, file_size)
         except MalformedRangeHeader:
             return []  # no ranges: the whole file, 200
+        except StarletteRangeNotSatisfiable as exc:
+            raise RangeNotSatisfiable(
+                f"the range {http_range!r} starts past the end of the file "
+                f"({file_size} bytes); ask for bytes 0-{max(file_size - 1, 0)} or none",
+                size=file_size,
+            ) from exc
 
 
 def job_file_response(

@@ -18,6 +18,7 @@ _DESCRIPTIONS = {
     404: "Not found.",
     409: "Conflict.",
     410: "Gone: the download link has expired.",
+    416: "Range not satisfiable: the Range starts past the end (`Content-Range: bytes */{size}`).",
     422: "Unprocessable export.",
     429: "Too many requests: `Retry-After` and `X-RateLimit-Limit` say when and what.",
     500: "Internal error.",

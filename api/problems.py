@@ -20,6 +20,7 @@ from starlette.responses import Response
 from quarry.errors import (
     InvalidRequest,
     QuarryError,
+    RangeNotSatisfiable,
     RateLimited,
     ServiceUnavailable,
     Unauthorized,
@@ -82,6 +83,8 @@ def problem_response(
         extra["Connection"] = "close"
     if error.status == 503:
         extra.setdefault("Retry-After", str(RETRY_AFTER_UNAVAILABLE))
+    if isinstance(error, RangeNotSatisfiable):
+        extra["Content-Range"] = f"bytes */{error.size}"  # RFC 9110 15.5.17
     if isinstance(error, RateLimited):
         extra["Retry-After"] = str(max(1, error.retry_after))
         extra["X-RateLimit-Limit"] = str(error.limit)

@@ -88,6 +88,15 @@ class Gone(QuarryError):
 
 
 @dataclass
+class RangeNotSatisfiable(QuarryError):
+    """A Range header that asks for bytes past the end of a file of `size` bytes."""
+
+    size: int = 0
+    status: int = 416
+    title: str = "Range not satisfiable"
+
+
+@dataclass
 class UnprocessableExport(QuarryError):
     status: int = 422
     title: str = "Unprocessable export"

@@ -27,7 +27,7 @@ router = APIRouter(prefix="/v1", tags=["exports"])
 @router.get(
     "/downloads/{token}",
     responses={
-        **problem_responses(400, 404, 409, 410, 500),
+        **problem_responses(400, 404, 409, 410, 416, 500),
         200: {
             "description": "The file.",
             "content": {t: {"schema": FILE_SCHEMA} for t in CONTENT_TYPES.values()},

@@ -125,7 +125,7 @@ def get_export_job(
 @router.get(
     "/export-jobs/{job_id}/download",
     responses={
-        **problem_responses(*AUTHENTICATED, 404, 409),
+        **problem_responses(*AUTHENTICATED, 404, 409, 416),
         200: {
             "description": "The file.",
             "content": {t: {"schema": FILE_SCHEMA} for t in CONTENT_TYPES.values()},

@@ -49,6 +49,12 @@ class Relations:
     split: bool = True
 
 
+def splits_sums(plan: Plan) -> bool:
+    """Whether aggregate_sql writes some part of `plan` over the factor's halves (a sum of
+    converted money): only then can the halves' overflow be the reason a statement fails."""
+    return any(split_sum_sql(part.sql) != part.sql for part in plan.parts)
+
+
 def bucket_sql(plan: Plan) -> Sql | None:
     """The time bucket of a row at the plan's granularity (see time_bucket_sql)."""
     if plan.granularity is None:

@@ -28,6 +28,7 @@ from warehouse.query.compiler import (
     candidates_sql,
     grouping_mask,
     key_sql,
+    splits_sums,
 )
 from warehouse.query.deadline import WATCHDOG
 from warehouse.query.diagnostics import START, Diagnostic, invalid_query
@@ -106,7 +107,7 @@ def _execute(cursor: duckdb.DuckDBPyConnection, plan: Plan, limits: Limits) -> Q
         try:
             return _Run(cursor, plan, rel, limits).result()
         except duckdb.OutOfRangeException:
-            if not (rel.names.fx and rel.names.split):
+            if not (rel.names.fx and rel.names.split and splits_sums(plan)):
                 raise
             # An amount too large for the factor's halves (fields.split_sum_sql): the
             # whole factor's 128-bit products, the same answer.

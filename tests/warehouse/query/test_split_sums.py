@@ -14,6 +14,8 @@ import pyarrow as pa
 import pytest
 
 from tests.warehouse.query.data import (
+    ACCOUNT_ZONE,
+    NOW,
     STORES,
     connect,
     expected,
@@ -22,7 +24,8 @@ from tests.warehouse.query.data import (
     run_public,
     sales_rows,
 )
-from warehouse.query import Limits, rates
+from warehouse.query import Limits, compile_query, rates
+from warehouse.query.compiler import splits_sums
 from warehouse.query.fields import split_sum_sql
 
 WIDE = "SUM((t.amount * f.factor))"
@@ -134,3 +137,27 @@ def test_an_amount_too_large_for_the_halves_is_summed_over_the_whole_factor(
     assert totals == {r["store"]: r["total_sales"] for r in want}
     assert set(totals) == {s.name for s in STORES.values()}
     assert totals["Main Street"] > Decimal("12345678901")
+
+
+@pytest.mark.parametrize(
+    ("text", "split"),
+    [
+        ("FROM sales SHOW total_sales GROUP BY store SINCE -30d", True),
+        ("FROM sales SHOW average_order_value SINCE -30d", True),
+        ("FROM sales SHOW orders GROUP BY store SINCE -30d", False),
+        ("FROM sales SHOW max(total_sales) SINCE -30d", False),
+    ],
+)
+def test_only_a_plan_with_a_converted_sum_is_rerun_over_the_whole_factor(
+    text: str, split: bool
+) -> None:
+    # An OutOfRangeException of any other plan is not the halves' overflow: rerunning it
+    # would pay its statements twice before failing the same way.
+    plan = compile_query(
+        text,
+        stores=STORES,
+        account_currency="EUR",
+        account_timezone=ACCOUNT_ZONE,
+        now=NOW,
+    )
+    assert splits_sums(plan) is split
