@@ -294,10 +294,8 @@ def _set_paused(app: AppContext, config_id: str, paused: bool, as_json: bool) ->
         return
     if paused:
         click.echo(f"paused {config_id}  {name} (schedule {cron} {zone}; runs by hand still work)")
-    elif cron:
-        click.echo(f"resumed {config_id}  {name} (schedule {cron} {zone}; from its next tick)")
     else:
-        click.echo(f"resumed {config_id}  {name} (it has no schedule)")
+        click.echo(f"resumed {config_id}  {name} (schedule {cron} {zone}; from its next tick)")
 
 
 @exports.command("pause")

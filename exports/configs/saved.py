@@ -171,11 +171,13 @@ def reset_changes(session: Session, config_id: str) -> int:
 
 
 def set_schedule_paused(session: Session, config_id: str, paused: bool) -> ExportConfig:
-    """Pause or resume the configuration's schedule (idempotent). Pausing one without a
-    schedule is a Conflict: there is nothing to pause. A paused export still runs by hand."""
+    """Pause or resume the configuration's schedule (idempotent). Either, on one without a
+    schedule, is a Conflict: there is nothing to pause or resume, and a 200 would tell the
+    client a schedule runs. A paused export still runs by hand."""
     row = require_config(session, config_id)
-    if paused and not row.schedule_cron:
-        raise Conflict(f"export {row.name!r} has no schedule to pause")
+    if not row.schedule_cron:
+        action = "pause" if paused else "resume"
+        raise Conflict(f"export {row.name!r} has no schedule to {action}")
     row.schedule_paused = paused
     session.flush()
     return row

@@ -420,13 +420,14 @@ def test_pause_and_resume_one_schedule(
     resumed = client.request("POST", f"{sheet}/resume", key=key)
     assert resumed.status_code == 200 and resumed.json()["schedule"]["paused"] is False
     assert client.get(sheet, key=key).json()["schedule"]["paused"] is False
-    # Nothing to pause without a schedule.
-    body = assert_problem(
-        client.request("POST", f"/v1/exports/{configs['API bundle']}/pause", key=key),
-        409,
-        "Conflict",
-    )
-    assert "no schedule" in body["detail"]
+    # Nothing to pause or resume without a schedule.
+    for action in ("pause", "resume"):
+        body = assert_problem(
+            client.request("POST", f"/v1/exports/{configs['API bundle']}/{action}", key=key),
+            409,
+            "Conflict",
+        )
+        assert f"has no schedule to {action}" in body["detail"]
     # Scope exports, the same 404 for what the key may not see, no body.
     for action in ("pause", "resume"):
         path = f"{sheet}/{action}"

@@ -283,6 +283,19 @@ def test_pause_resume_and_delete_with_jobs(
     assert shown["schedule"]["paused"] is True
     resumed = invoke("exports", "resume", config_id, "--json")
     assert json.loads(resumed.stdout) == {"id": config_id, "name": "To S3", "paused": False}
+    # Without a schedule there is nothing to pause or resume: refused, not a silent success.
+    by_hand = {**_s3_export({"env": "X_SECRET"}), "name": "To S3 by hand"}
+    del by_hand["schedule"]
+    by_hand_path = tmp_path / "by-hand.yaml"
+    by_hand_path.write_text(yaml.safe_dump({"exports": [by_hand]}))
+    ((by_hand_id,),) = [
+        (c["id"],) for c in json.loads(invoke(
+            "exports", "apply", "-f", str(by_hand_path), "--account", account, "--json").stdout)
+    ]  # fmt: skip
+    for action in ("pause", "resume"):
+        refused = invoke("exports", action, by_hand_id)
+        assert refused.exit_code == 1, refused.output
+        assert f"has no schedule to {action}" in refused.stderr
 
     registry = Registry(quarry_env)
     try:

@@ -418,9 +418,19 @@ class _Parser:
             self.advance()
             if self.at_op("("):
                 self.advance()
+                func = tok.text.lower()
+                if self.tok.is_word("distinct"):
+                    # The retired Analytics API's spelling of a distinct count.
+                    if func != "count":
+                        raise self.fail(
+                            f"DISTINCT is taken by count only: count(DISTINCT x), "
+                            f"not {tok.text}(DISTINCT x)."
+                        )
+                    self.advance()
+                    func = "count_distinct"
                 arg = self.ident("a field name")
                 self.expect_op(")")
-                return ast.Call(tok.text.lower(), arg, tok.pos)
+                return ast.Call(func, arg, tok.pos)
             return ast.Name(tok.text.lower(), tok.pos)
         raise self.fail(f"Expected a field or a value but found {self.describe(tok)}.")
 

@@ -92,6 +92,15 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
         },
     ),
     (
+        "count_distinct_analytics_spelling",
+        f"FROM sales SHOW count(DISTINCT store_id) GROUP BY sales_channel {M}",
+        {
+            **MARCH,
+            "metrics": [("count_distinct_store_id", "count_distinct", "store_id")],
+            "group": ["sales_channel"],
+        },
+    ),
+    (
         "median",
         f"FROM sales SHOW median(total_sales) GROUP BY sales_channel {M}",
         {

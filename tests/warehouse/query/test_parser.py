@@ -67,6 +67,19 @@ def test_show_expressions_aliases_and_calls() -> None:
     assert q.show[2].alias == "Total $"
 
 
+def test_count_distinct_in_the_analytics_api_spelling() -> None:
+    # The retired Analytics API's ShopifyQL page spelled a distinct count count(DISTINCT x).
+    q = ok("FROM sales SHOW count(DISTINCT customer_id), COUNT(distinct store_id)")
+    calls = [item.expr for item in q.show]
+    assert [(c.func, c.arg.name) for c in calls if isinstance(c, ast.Call)] == [
+        ("count_distinct", "customer_id"),
+        ("count_distinct", "store_id"),
+    ]
+    assert messages("FROM sales SHOW sum(DISTINCT total_sales)") == [
+        (1, 21, "DISTINCT is taken by count only: count(DISTINCT x), not sum(DISTINCT x).")
+    ]
+
+
 def test_where_operators_and_precedence() -> None:
     q = ok(
         "FROM sales SHOW total_sales WHERE a = 'x' OR b IN ('1', '2') AND NOT c IS NULL "
