@@ -38,7 +38,7 @@ from destinations.kinds import KINDS, destination_class
 from exports.configs.definition import FORMATS
 from exports.configs.dump import STORED, is_stored_reference
 from exports.configs.options import DELIMITERS, FormatOptions
-from exports.files.formats import MEMBER_FORMATS
+from exports.files.formats import MEMBER_FORMATS, options_read
 from quarry.settings import Settings
 from registry.principals import Principal
 
@@ -191,13 +191,20 @@ def entry_of(
         # A key limited to some stores makes configurations of those stores: "every store"
         # of the account would be one it cannot see.
         entry["stores"] = list(principal.store_ids)
-    entry["format_options"] = {
+    posted_options = {
         "delimiter": single.get("opt.delimiter", ","),
         "bom": single.get("opt.bom") == "true",
         "date_format": single.get("opt.date_format", ""),
         "time_zone": single.get("opt.time_zone", "").strip(),
         "member_format": single.get("opt.member_format", "csv"),
     }
+    # The form shows every option; the chosen format takes those its writer reads.
+    read = (
+        options_read(entry["format"], posted_options["member_format"])
+        if entry["format"] in FORMATS
+        else tuple(posted_options)
+    )
+    entry["format_options"] = {k: v for k, v in posted_options.items() if k in read}
     if single.get("file_name", "").strip():
         entry["file_name"] = single["file_name"].strip()
     entry["destination"] = _destination(single, settings, kept or {})

@@ -167,7 +167,12 @@ def _entry(
         if entry.get("parts") is not None:
             problems.add(f"{key}.parts", "only for entity_type bundle")
         parts = (part_spec(ds, entity_type, entity_type, entry, key, problems, **query_context),)
-    options = format_options(entry.get("format_options"), f"{key}.format_options", problems)
+    options = format_options(
+        entry.get("format_options"),
+        f"{key}.format_options",
+        problems,
+        file_format if isinstance(file_format, str) else None,
+    )
     template = entry.get("file_name", DEFAULT_TEMPLATE)
     for message in template_errors(template):
         problems.add(f"{key}.file_name", message)

@@ -18,6 +18,7 @@ from destinations.fields import is_env_reference
 from exports.configs.definition import PartSpec
 from exports.configs.naming import DEFAULT_TEMPLATE
 from exports.configs.options import FormatOptions
+from exports.files.formats import options_read
 from quarry.crypto import SecretBox
 from registry.models import ExportConfig
 from warehouse.catalog import dataset
@@ -50,7 +51,7 @@ def config_entry(row: ExportConfig, box: SecretBox) -> dict[str, Any]:
         entry["format"] = row.format
     if body.get("stores") is not None:
         entry["stores"] = list(body["stores"])
-    options = _changed_options(body.get("options"))
+    options = _changed_options(row.format, body.get("options"))
     if options:
         entry["format_options"] = options
     if body.get("file_name") and body["file_name"] != DEFAULT_TEMPLATE:
@@ -85,10 +86,13 @@ def _part_keys(part: PartSpec) -> dict[str, Any]:
     return keys
 
 
-def _changed_options(stored: Mapping[str, Any] | None) -> dict[str, Any]:
+def _changed_options(file_format: str, stored: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The options that differ from the defaults, among those the format reads (a
+    configuration applied before unread options were refused may hold others)."""
     defaults = FormatOptions().to_json()
-    options = FormatOptions.from_json(dict(stored or {})).to_json()
-    return {k: v for k, v in options.items() if v != defaults[k]}
+    options = FormatOptions.from_json(dict(stored or {}))
+    read = options_read(file_format, options.member_format)
+    return {k: v for k, v in options.to_json().items() if v != defaults[k] and k in read}
 
 
 def _destination(

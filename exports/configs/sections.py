@@ -11,7 +11,7 @@ from croniter import croniter
 from destinations.kinds import validate_destination
 from exports.configs.options import DELIMITERS, FormatOptions
 from exports.configs.problems import Problems
-from exports.files.formats import MEMBER_FORMATS
+from exports.files.formats import FORMATS, MEMBER_FORMATS, options_read
 from quarry.errors import InvalidRequest
 from quarry.settings import Settings
 from registry.accounts import check_timezone
@@ -19,7 +19,11 @@ from registry.accounts import check_timezone
 OPTION_KEYS = ("delimiter", "bom", "date_format", "time_zone", "member_format")
 
 
-def format_options(raw: Any, key: str, problems: Problems) -> FormatOptions:
+def format_options(
+    raw: Any, key: str, problems: Problems, file_format: str | None = None
+) -> FormatOptions:
+    """The options of an entry's `format_options`; with the entry's `file_format`, each
+    option given that its writer does not read is a problem too."""
     if raw is None:
         return FormatOptions()
     if not isinstance(raw, dict):
@@ -27,6 +31,18 @@ def format_options(raw: Any, key: str, problems: Problems) -> FormatOptions:
         return FormatOptions()
     problems.unknown_keys(key, raw, OPTION_KEYS)
     defaults = FormatOptions()
+    if file_format in FORMATS:
+        member = raw.get("member_format", defaults.member_format)
+        read = options_read(file_format, str(member))
+        what = (
+            f"a {file_format} file of {member} members"
+            if member in FORMATS and (FORMATS[file_format].several_tables)
+            else f"a {file_format} file"
+        )
+        reads = ", ".join(read) if read else "none"
+        for name in raw:
+            if name in OPTION_KEYS and name not in read:
+                problems.add(f"{key}.{name}", f"does not apply to {what} (it reads: {reads})")
     delimiter = raw.get("delimiter", defaults.delimiter)
     if delimiter not in DELIMITERS:
         problems.add(f"{key}.delimiter", "must be one of " + ", ".join(map(repr, DELIMITERS)))

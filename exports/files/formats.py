@@ -33,6 +33,10 @@ class FileFormat:
     # A zip holds several tables (a bundle's parts), one member each; the others hold one
     # table (XLSX: one table, over several sheets past Excel's row limit).
     several_tables: bool = False
+    # The format_options its writer reads (exports.configs.options.FormatOptions); a zip
+    # also reads those of its member format. Any other option given is refused, since
+    # one the writer ignores would be a setting the user believes in and never gets.
+    options: tuple[str, ...] = ()
 
 
 def _csv(path: Path, options: FormatOptions, tables: Tables, max_rows: int) -> tuple[int, int]:
@@ -101,23 +105,54 @@ def _zip(path: Path, options: FormatOptions, tables: Tables, max_rows: int) -> t
 FORMATS: dict[str, FileFormat] = {
     f.name: f
     for f in (
-        FileFormat("csv", ".csv", "text/csv", _csv),
+        FileFormat(
+            "csv",
+            ".csv",
+            "text/csv",
+            _csv,
+            options=("delimiter", "bom", "date_format", "time_zone"),
+        ),
         FileFormat(
             "xlsx",
             ".xlsx",
             "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
             _xlsx,
+            options=("date_format", "time_zone"),
         ),
-        FileFormat("zip", ".zip", "application/zip", _zip, several_tables=True),
+        FileFormat(
+            "zip",
+            ".zip",
+            "application/zip",
+            _zip,
+            several_tables=True,
+            options=("member_format",),
+        ),
+        # Instants in UTC, as every Parquet reader expects them: no zone, no text format.
         FileFormat(
             "parquet", ".parquet", "application/vnd.apache.parquet", _one_table(write_parquet)
         ),
-        FileFormat("jsonl", ".jsonl", "application/jsonl", _one_table(write_jsonl)),
+        FileFormat(
+            "jsonl",
+            ".jsonl",
+            "application/jsonl",
+            _one_table(write_jsonl),
+            options=("time_zone",),
+        ),
     )
 }
 # What a zip's members can be: every format of one table.
 MEMBER_FORMATS = tuple(name for name, f in FORMATS.items() if not f.several_tables)
 CONTENT_TYPES = {name: f.content_type for name, f in FORMATS.items()}
+
+
+def options_read(file_format: str, member_format: str) -> tuple[str, ...]:
+    """The format_options a file of `file_format` reads (a zip: its own and its members')."""
+    own = FORMATS[file_format]
+    if not own.several_tables or member_format not in FORMATS:
+        return own.options
+    return own.options + FORMATS[member_format].options
+
+
 EXTENSIONS = {name: f.extension for name, f in FORMATS.items()}
 
 

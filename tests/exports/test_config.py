@@ -61,6 +61,20 @@ def problems(world: World, tmp_path: Path, *entries: Any) -> list[dict[str, str]
         # Longer than a file name may be: ZoneInfo would raise OSError reading it.
         ({"format_options": {"time_zone": "a" * 300}}, "exports[0].format_options.time_zone",
          "IANA"),
+        # An option the format's writer does not read is refused, not ignored.
+        ({"format": "jsonl", "format_options": {"delimiter": ";"}},
+         "exports[0].format_options.delimiter",
+         "does not apply to a jsonl file (it reads: time_zone)"),
+        ({"format": "parquet", "format_options": {"time_zone": "UTC"}},
+         "exports[0].format_options.time_zone", "does not apply to a parquet file (it reads: none)"),
+        ({"format": "xlsx", "format_options": {"bom": True}}, "exports[0].format_options.bom",
+         "it reads: date_format, time_zone"),
+        ({"format_options": {"member_format": "xlsx"}}, "exports[0].format_options.member_format",
+         "does not apply to a csv file"),
+        ({"entity_type": "bundle", "format": "zip", "parts": [{"entity_type": "orders"}],
+          "format_options": {"member_format": "parquet", "date_format": "%d.%m.%Y"}},
+         "exports[0].format_options.date_format",
+         "does not apply to a zip file of parquet members (it reads: member_format)"),
         ({"schedule": {"cron": "0 6 * * *", "timezone": "Europe/../Europe/Berlin"}},
          "exports[0].schedule.timezone", "IANA"),
         ({"file_name": "{nam}"}, "exports[0].file_name", "unknown token {nam}"),
@@ -83,6 +97,21 @@ def test_errors_name_the_key_and_the_problem(
 ) -> None:
     found = problems(export_world, tmp_path, entry(**bad))
     assert any(e["field"] == key and fragment in e["message"] for e in found), found
+
+
+def test_a_zip_takes_the_options_of_its_members(export_world: World, tmp_path: Path) -> None:
+    path = tmp_path / "exports.yaml"
+    bundle = entry(
+        entity_type="bundle",
+        format="zip",
+        parts=[{"entity_type": "orders"}],
+        format_options={"member_format": "csv", "delimiter": ";", "bom": True},
+    )
+    path.write_text(yaml.safe_dump({"exports": [bundle]}))
+    with export_world.registry.session() as session:
+        context = account_context(session, export_world.settings, export_world.accounts["a"])
+    [definition] = load_file(path, context)
+    assert (definition.options.delimiter, definition.options.bom) == (";", True)
 
 
 def test_every_problem_is_reported_at_once(export_world: World, tmp_path: Path) -> None:

@@ -280,7 +280,7 @@ BUNDLE_CONFIG: dict[str, Any] = {
          "query": "FROM sales\nSHOW total_sales\nTIMESERIES month"},
     ],
     "stores": ["st_k1"],
-    "format_options": {"member_format": "parquet", "time_zone": "Europe/Berlin"},
+    "format_options": {"member_format": "jsonl", "time_zone": "Europe/Berlin"},
     "file_name": "bundle-{date:%Y%m%d}",
     "destination": {
         "kind": "s3",
