@@ -191,16 +191,17 @@ def entry_of(
         # A key limited to some stores makes configurations of those stores: "every store"
         # of the account would be one it cannot see.
         entry["stores"] = list(principal.store_ids)
+    member_format = single.get("opt.member_format", "csv")
     posted_options = {
         "delimiter": single.get("opt.delimiter", ","),
         "bom": single.get("opt.bom") == "true",
         "date_format": single.get("opt.date_format", ""),
         "time_zone": single.get("opt.time_zone", "").strip(),
-        "member_format": single.get("opt.member_format", "csv"),
+        "member_format": member_format,
     }
     # The form shows every option; the chosen format takes those its writer reads.
     read = (
-        options_read(entry["format"], posted_options["member_format"])
+        options_read(entry["format"], member_format)
         if entry["format"] in FORMATS
         else tuple(posted_options)
     )
