@@ -54,7 +54,8 @@ def housekeeping_pass(
         if launch(settings, registry, waiting.job_id, waiting.config_name) is not None
     ]
     days = settings.export_retention_days
-    expired = remove_expired_files(settings, registry, days) if days else []
+    # 0 is a retention too (files go once their job ends), not "unset".
+    expired = remove_expired_files(settings, registry, days) if days is not None else []
     syncs = submit_due_syncs(settings, registry, instance)
     with registry.session() as session:
         console_sessions = delete_ended_sessions(session)

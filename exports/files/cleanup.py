@@ -43,9 +43,17 @@ def remove_files_for_store(
 def remove_expired_files(
     settings: Settings, registry: Registry, days: int, now: datetime | None = None
 ) -> list[str]:
-    """Remove export files of jobs created more than `days` days ago; returns the jobs' ids."""
+    """Remove export files of jobs created more than `days` days ago that have ended;
+    returns the jobs' ids. A job still running has its file while it delivers it (the
+    file is recorded before delivery), so with a short retention it is left for a later
+    pass."""
     cutoff = (now or utcnow()) - timedelta(days=days)
-    return _remove(settings, registry, lambda job: job.created_at < cutoff, "retention")
+    return _remove(
+        settings,
+        registry,
+        lambda job: job.created_at < cutoff and job.finished_at is not None,
+        "retention",
+    )
 
 
 def _remove(
