@@ -105,7 +105,8 @@ async def _quarry_error(request: Request, exc: Exception) -> Response:
     return problem_response(exc, request.url.path)
 
 
-async def _http_error(request: Request, exc: Exception) -> Response:
+async def http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own errors (unknown path, wrong method) as problems."""
     assert isinstance(exc, StarletteHTTPException)
     status = exc.status_code
     try:
@@ -170,7 +171,7 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
 def install_problem_handlers(app: FastAPI) -> None:
     """Register the handlers; api.middleware renders what escapes them."""
     app.add_exception_handler(QuarryError, _quarry_error)
-    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(ClientDisconnect, _client_gone)
     for unreachable in REGISTRY_UNREACHABLE:

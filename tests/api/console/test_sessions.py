@@ -66,6 +66,25 @@ def test_pages_without_a_session_send_the_browser_to_sign_in(browser: Browser) -
     assert htmx.headers["HX-Redirect"] == "/console/sign-in"
 
 
+def test_an_address_the_console_does_not_serve_is_its_own_not_found_page(
+    browser: Browser,
+) -> None:
+    # A browser asks for HTML and gets a page with the way back; a script gets the API's
+    # problem+json, as for any unknown path.
+    for path in ("/console/nope", "/console/exports/x/y/z"):
+        page = browser.get(path, headers={"Accept": "text/html,application/xhtml+xml"})
+        assert page.status_code == 404, path
+        assert page.headers["content-type"].startswith("text/html")
+        assert "The console has no page at this address." in page.text
+        assert 'href="/console"' in page.text
+        problem = browser.get(path)
+        assert problem.status_code == 404
+        assert problem.headers["content-type"] == "application/problem+json"
+    # Outside the console nothing changes, whatever the Accept header says.
+    other = browser.get("/nope", headers={"Accept": "text/html"})
+    assert other.headers["content-type"] == "application/problem+json"
+
+
 def test_a_post_without_the_sessions_csrf_token_is_refused(
     browser: Browser, console_account: ConsoleAccount
 ) -> None:
