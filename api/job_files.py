@@ -9,12 +9,7 @@ import unicodedata
 from pathlib import PurePosixPath
 from urllib.parse import quote
 
-from starlette.responses import (
-    FileResponse,
-    MalformedRangeHeader,
-    Response,
-    StreamingResponse,
-)
+from starlette.responses import FileResponse, MalformedRangeHeader, Response, StreamingResponse
 from starlette.responses import RangeNotSatisfiable as StarletteRangeNotSatisfiable
 
 from exports.files.cleanup import REMOVAL_REASONS

@@ -36,7 +36,7 @@ def format_options(
         read = options_read(file_format, str(member))
         what = (
             f"a {file_format} file of {member} members"
-            if member in FORMATS and (FORMATS[file_format].several_tables)
+            if member in FORMATS and FORMATS[file_format].several_tables
             else f"a {file_format} file"
         )
         reads = ", ".join(read) if read else "none"
