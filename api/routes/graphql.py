@@ -2,7 +2,7 @@
 MCP servers, reporting apps) pointed at Quarry by changing one URL.
 
 Outside /v1 and shaped like Shopify's Admin API rather than the contract: the key comes in
-`X-Shopify-Access-Token` (or as a Bearer), any YYYY-MM version is accepted, and refusals
+`X-Shopify-Access-Token` (or as a Bearer), any YYYY-MM version or `unstable` is accepted, and refusals
 are answered as Shopify answers them: a missing or bad key is a 401 with
 `{"errors": "[API] Invalid API key or access token ..."}`, a key without `read_data` or on
 a plan without the API gets a GraphQL `ACCESS_DENIED` error, a spent rate limit a 429 with
@@ -31,7 +31,8 @@ from warehouse.query import QueryResult
 
 router = APIRouter(tags=["shopifyql"])
 
-VERSION = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+# Shopify's versions: a YYYY-MM release, or `unstable` (its preview of the next one).
+VERSION = re.compile(r"^(\d{4}-(0[1-9]|1[0-2])|unstable)$")
 INVALID_KEY = "[API] Invalid API key or access token (unrecognized login or wrong password)"
 SCOPE = "read_data"
 
@@ -87,7 +88,7 @@ _LIST = {"type": "array", "items": {"type": "object", "properties": {"message": 
         },
         400: _errors("The body is not a GraphQL request.", _LIST),
         401: _errors("Invalid API key or access token, as Shopify answers it.", _TEXT),
-        404: _errors("The version is not YYYY-MM.", _TEXT),
+        404: _errors("The version is neither YYYY-MM nor unstable.", _TEXT),
         429: {
             **_errors("The key's rate limit is spent.", _TEXT),
             "headers": {"Retry-After": {"schema": {"type": "integer"}}},

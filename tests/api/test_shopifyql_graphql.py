@@ -45,6 +45,22 @@ def test_graphql_itself_is_parsed_and_validated(client: Client, world: World) ->
     assert _post(client, key, "not an object").status_code == 400
 
 
+def test_any_release_or_unstable_is_a_version(client: Client, world: World) -> None:
+    headers = {"X-Shopify-Access-Token": world.keys["a_all"]}
+    body = {"query": DOCUMENT, "variables": {"q": "FROM sales SHOW orders"}}
+    for version in ("2024-01", "2026-10", "unstable"):
+        answered = client.request(
+            "POST", f"/admin/api/{version}/graphql.json", headers=headers, json=body
+        )
+        assert answered.status_code == 200, version
+        assert answered.json()["data"]["shopifyqlQuery"]["parseErrors"] == []
+    for version in ("2026-13", "latest", "Unstable", "2026-1"):
+        refused = client.request(
+            "POST", f"/admin/api/{version}/graphql.json", headers=headers, json=body
+        )
+        assert refused.status_code == 404 and refused.json() == {"errors": "Not Found"}, version
+
+
 @pytest.mark.parametrize("key_name", ["a_all", "a_exports"])
 @pytest.mark.parametrize(
     "body",
