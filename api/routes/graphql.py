@@ -2,8 +2,8 @@
 MCP servers, reporting apps) pointed at Quarry by changing one URL.
 
 Outside /v1 and shaped like Shopify's Admin API rather than the contract: the key comes in
-`X-Shopify-Access-Token` (or as a Bearer), any YYYY-MM version or `unstable` is accepted, and refusals
-are answered as Shopify answers them: a missing or bad key is a 401 with
+`X-Shopify-Access-Token` (or as a Bearer), any YYYY-MM version or `unstable` is accepted,
+and refusals are answered as Shopify answers them: a missing or bad key is a 401 with
 `{"errors": "[API] Invalid API key or access token ..."}`, a key without `read_data` or on
 a plan without the API gets a GraphQL `ACCESS_DENIED` error, a spent rate limit a 429 with
 `Retry-After`. Each `shopifyqlQuery` of a document after the first is charged one more
