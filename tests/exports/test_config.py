@@ -11,6 +11,7 @@ import yaml
 
 from exports.configs.definition import StoredConfig
 from exports.configs.document import load_file
+from exports.configs.dump import config_entry
 from exports.configs.saved import account_context, apply_file
 from quarry.crypto import SecretBox
 from quarry.errors import InvalidRequest
@@ -183,3 +184,17 @@ def test_nothing_is_written_when_one_entry_is_bad(export_world: World, tmp_path:
     with export_world.registry.session() as session:
         names = [c.name for c in session.query(ExportConfig).all()]
     assert "Good one" not in names
+
+
+def test_dump_leaves_out_options_the_format_does_not_read(export_world: World) -> None:
+    """A configuration stored before unread options were refused may hold some: its dump
+    must apply again, so it carries only what the format reads."""
+    row = ExportConfig(
+        id="exp_old", account_id=export_world.accounts["a"], name="Old parquet",
+        entity_type="orders", format="parquet", destination_kind="local",
+        definition={"parts": [], "options": {"time_zone": "Europe/Berlin", "bom": True}},
+    )  # fmt: skip
+    box = SecretBox(export_world.settings.fernet_keys)
+    assert "format_options" not in config_entry(row, box)
+    row.format = "csv"
+    assert config_entry(row, box)["format_options"] == {"bom": True, "time_zone": "Europe/Berlin"}
