@@ -143,6 +143,7 @@ FORMATS: dict[str, FileFormat] = {
 # What a zip's members can be: every format of one table.
 MEMBER_FORMATS = tuple(name for name, f in FORMATS.items() if not f.several_tables)
 CONTENT_TYPES = {name: f.content_type for name, f in FORMATS.items()}
+EXTENSIONS = {name: f.extension for name, f in FORMATS.items()}
 
 
 def options_read(file_format: str, member_format: str) -> tuple[str, ...]:
@@ -151,9 +152,6 @@ def options_read(file_format: str, member_format: str) -> tuple[str, ...]:
     if not own.several_tables or member_format not in FORMATS:
         return own.options
     return own.options + FORMATS[member_format].options
-
-
-EXTENSIONS = {name: f.extension for name, f in FORMATS.items()}
 
 
 def write_file(
